@@ -1,0 +1,43 @@
+# One task runner. `make run` starts the product, `make test` runs the tests (what .ci/run calls).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: install run test test-fast lint bench bench-quality bench-ingest clean-data
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+## run: create the environment, start the embedded database, migrate, load the demo corpus, serve the API
+run: install
+	$(BIN)/python -m backend demo
+
+## test: the whole suite against a real PostgreSQL + pgvector (embedded unless TEST_DATABASE_URL is set)
+test: install
+	$(BIN)/python -m pytest -q
+
+## test-fast: skip the tests that run the real local embedding model
+test-fast: install
+	$(BIN)/python -m pytest -q -m 'not slow and not benchmark'
+
+lint: install
+	$(BIN)/ruff check backend tests bench
+	$(BIN)/mypy
+
+bench: bench-quality bench-ingest
+
+bench-quality: install
+	$(BIN)/python -m bench.quality --all
+
+bench-ingest: install
+	$(BIN)/python -m bench.ingest
+
+clean-data:
+	-$(BIN)/python -m backend db stop
+	rm -rf .data

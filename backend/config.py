@@ -1,0 +1,140 @@
+"""All settings in one place: typed, validated, overridable from the environment or `.env`."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Metadata keys a caller may attach to documents (the seed's whitelist, plus our ingest-time fields).
+DEFAULT_METADATA_WHITELIST = (
+    "doc_id",
+    "source",
+    "filename",
+    "content_type",
+    "media_type",
+    "lang",
+    "tags",
+    "keyphrases",
+    "created_at",
+    "text_len",
+    "too_short",
+    "quality_score",
+)
+
+
+class Settings(BaseSettings):
+    """Every knob of the backend. Field names map to upper-case environment variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # --- database -------------------------------------------------------------------------------
+    database_url: str = Field(default="", description="Empty: start the embedded PostgreSQL.")
+    embedded_db_dir: Path = Path("./.data/postgres")
+    db_pool_min_size: int = Field(default=1, ge=1)
+    db_pool_max_size: int = Field(default=10, ge=1)
+    db_statement_timeout_ms: int = Field(default=30_000, ge=0)
+
+    # --- three-stage retrieval (seed: three-stage-retrieval.md) ------------------------------
+    rag_prefetch_k: int = Field(default=15, ge=1, le=1000)
+    rag_min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
+    rag_top_k_max: int = Field(default=5, ge=1, le=1000)
+    rag_top_k_min: int = Field(default=1, ge=0)
+    rag_similarity_drop_ratio: float = 0.6
+    rag_hybrid_enabled: bool = True
+    rag_rrf_k: int = Field(default=60, ge=1)
+    rag_full_text_weight: float = 1.0
+    rag_semantic_weight: float = 1.0
+    rag_hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+
+    # --- embeddings ------------------------------------------------------------------------------
+    embedding_provider: Literal["gemini", "local"] | None = Field(
+        default=None, description="None: gemini when an API key is set, local otherwise."
+    )
+    gemini_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    )
+    gemini_base_url: str | None = Field(default=None, description="Override the API endpoint (tests).")
+    gemini_embedding_model: str = "gemini-embedding-001"
+    gemini_embedding_dims: int = Field(default=768, ge=1, le=3072)
+    gemini_embedding_batch_size: int = Field(default=100, ge=1, le=250)
+    gemini_max_in_flight: int = Field(default=4, ge=1)
+    gemini_timeout_s: float = Field(default=60.0, gt=0)
+    gemini_max_retries: int = Field(default=5, ge=0)
+    local_embedding_batch_size: int = Field(default=16, ge=1)
+
+    # --- ingestion -------------------------------------------------------------------------------
+    chunk_size: int = Field(default=500, ge=50, description="Target characters per chunk.")
+    chunk_overlap: int = Field(default=50, ge=0)
+    chunk_min_chars: int = Field(default=20, ge=1, description="Below this a chunk is flagged too_short.")
+    quality_sat_len: int = Field(default=200, ge=1)
+    keyphrase_top_k: int = Field(default=10, ge=0)
+    metadata_whitelist: list[str] = Field(default_factory=lambda: list(DEFAULT_METADATA_WHITELIST))
+    max_document_chars: int = Field(default=2_000_000, ge=1)
+    max_request_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    ingest_embed_batch_size: int = Field(default=64, ge=1)
+
+    # --- generation ------------------------------------------------------------------------------
+    llm_provider: Literal["gemini", "extractive"] | None = Field(
+        default=None, description="None: gemini when an API key is set, extractive otherwise."
+    )
+    gemini_chat_model: str = "gemini-2.5-flash"
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(default=3, ge=0)
+    context_max_tokens: int = Field(default=3000, ge=100)
+    chat_history_turns: int = Field(default=6, ge=0)
+    max_query_chars: int = Field(default=2000, ge=1)
+
+    # --- server ----------------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> Settings:
+        problems: list[str] = []
+        if self.rag_top_k_min > self.rag_top_k_max:
+            problems.append(
+                f"rag_top_k_min ({self.rag_top_k_min}) must not exceed rag_top_k_max ({self.rag_top_k_max})"
+            )
+        if not 0.0 < self.rag_similarity_drop_ratio <= 1.0:
+            problems.append(
+                f"rag_similarity_drop_ratio ({self.rag_similarity_drop_ratio}) must be in (0, 1]"
+            )
+        for name in ("rag_full_text_weight", "rag_semantic_weight"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} ({getattr(self, name)}) must not be negative")
+        if self.rag_full_text_weight == 0 and self.rag_semantic_weight == 0:
+            problems.append("rag_full_text_weight and rag_semantic_weight cannot both be 0")
+        if self.chunk_overlap >= self.chunk_size:
+            problems.append(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size")
+        if self.db_pool_min_size > self.db_pool_max_size:
+            problems.append("db_pool_min_size must not exceed db_pool_max_size")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def uses_embedded_db(self) -> bool:
+        return not self.database_url.strip()
+
+    @property
+    def resolved_embedding_provider(self) -> Literal["gemini", "local"]:
+        if self.embedding_provider:
+            return self.embedding_provider
+        return "gemini" if self.gemini_api_key else "local"
+
+    @property
+    def resolved_llm_provider(self) -> Literal["gemini", "extractive"]:
+        if self.llm_provider:
+            return self.llm_provider
+        return "gemini" if self.gemini_api_key else "extractive"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()

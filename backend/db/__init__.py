@@ -1,0 +1,1 @@
+"""Database access: connection management, the embedded server, migrations and repositories."""

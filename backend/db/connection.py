@@ -1,0 +1,69 @@
+"""Connection URLs and the bounded connection pool shared by the API, the CLI and the tests."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+
+from backend.config import Settings
+from backend.db.embedded import start_embedded_server
+
+# Supabase puts extensions in their own schema; we do the same everywhere.
+SEARCH_PATH = "public,extensions"
+
+
+def resolve_database_url(settings: Settings) -> str:
+    """The configured DATABASE_URL, or the URI of the embedded server (started if needed)."""
+    if settings.uses_embedded_db:
+        return start_embedded_server(settings.embedded_db_dir)
+    return settings.database_url.strip()
+
+
+def sqlalchemy_url(url: str) -> str:
+    """The same URL with the psycopg 3 driver named, as SQLAlchemy (for Alembic) wants it."""
+    parts = urlsplit(url)
+    if parts.scheme in ("postgres", "postgresql"):
+        parts = parts._replace(scheme="postgresql+psycopg")
+    return urlunsplit(parts)
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced, for logs and messages."""
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts)
+
+
+def configure_connection(conn: psycopg.Connection) -> None:
+    """Per-connection set-up: search_path for the extensions schema and the pgvector adapters."""
+    conn.execute(f"set search_path = {SEARCH_PATH}")
+    register_vector(conn)
+    conn.commit()
+
+
+def connect(url: str, **kwargs: object) -> psycopg.Connection:
+    """One configured connection (for migrations, scripts and tests)."""
+    conn = psycopg.connect(url, **kwargs)  # type: ignore[arg-type]
+    configure_connection(conn)
+    return conn
+
+
+def create_pool(url: str, settings: Settings) -> ConnectionPool:
+    """A bounded pool; each connection is configured once when it is created."""
+    options = f"-c statement_timeout={settings.db_statement_timeout_ms}"
+    pool = ConnectionPool(
+        url,
+        min_size=settings.db_pool_min_size,
+        max_size=settings.db_pool_max_size,
+        kwargs={"options": options},
+        configure=configure_connection,
+        open=False,
+        name="pgrag",
+    )
+    pool.open(wait=True, timeout=30)
+    return pool

@@ -1,0 +1,39 @@
+"""Domain errors. Each maps to one HTTP status in backend/api/errors.py and to a CLI message."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base of every error a user can cause or fix; the message is shown as-is."""
+
+    status_code = 400
+
+
+class NotFound(DomainError):
+    status_code = 404
+
+
+class InvalidInput(DomainError):
+    status_code = 422
+
+
+class PayloadTooLarge(DomainError):
+    status_code = 413
+
+
+class EmbeddingModelMismatch(DomainError):
+    """The query would be embedded by another model than the corpus was."""
+
+    status_code = 409
+
+
+class ProviderError(DomainError):
+    """An upstream provider (embedding, LLM) failed after retries."""
+
+    status_code = 502
+
+
+class UnsupportedDocument(DomainError):
+    """A file that cannot be turned into text (binary, empty, undecodable, unknown type)."""
+
+    status_code = 415

@@ -1,0 +1,56 @@
+"""The seed's clean_query_basic rules: NFKC, no control characters, unified punctuation, folded space."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Punctuation NFKC leaves alone but that has an ASCII twin (quotes, dashes, CJK brackets).
+_PUNCT_MAP = str.maketrans(
+    {
+        "\u201c": '"',  # “
+        "\u201d": '"',  # ”
+        "\u2018": "'",  # ‘
+        "\u2019": "'",  # ’
+        "\u300c": '"',  # 「
+        "\u300d": '"',  # 」
+        "\u300e": '"',  # 『
+        "\u300f": '"',  # 』
+        "\u2014": "-",  # —
+        "\u2013": "-",  # –
+        "\u2012": "-",
+        "\u2015": "-",
+        "\u3010": "[",  # 【
+        "\u3011": "]",  # 】
+        "\u3014": "(",  # 〔
+        "\u3015": ")",  # 〕
+        "\u00a0": " ",
+        "\u3000": " ",
+    }
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
+_SPACES = re.compile(r"[ \t\f\v]+")
+_ALL_SPACE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """NFKC, control characters dropped, punctuation unified; line breaks kept, runs of spaces folded."""
+    text = unicodedata.normalize("NFKC", text).translate(_PUNCT_MAP)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    return "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n")).strip()
+
+
+def clean_query(text: str) -> str:
+    """A query in canonical form: normalize() with all whitespace folded to single spaces."""
+    return _ALL_SPACE.sub(" ", normalize(text)).strip()
+
+
+def clean_document_text(text: str) -> str:
+    """Document text for storage and display: original characters, but no control characters,
+    unified line endings and no trailing spaces (NFKC would turn Chinese punctuation half-width,
+    which readers notice; normalize() is applied where tokens and vectors are computed)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    text = _CONTROL.sub("", text)
+    lines = [line.rstrip() for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

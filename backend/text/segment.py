@@ -1,0 +1,95 @@
+"""jieba search-mode segmentation, lower-cased, with shipped zh + en stopwords."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+from importlib import resources
+
+import jieba
+import jieba.analyse
+
+from backend.text.normalize import clean_query, normalize
+
+jieba.setLogLevel(logging.WARNING)
+_init_lock = threading.Lock()
+_initialised = False
+
+_WORDLIKE = re.compile(r"\w", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def _ensure_jieba() -> None:
+    global _initialised
+    if not _initialised:
+        with _init_lock:
+            if not _initialised:
+                jieba.initialize()
+                _initialised = True
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """The shipped Chinese + English stopword list (backend/text/stopwords.txt)."""
+    text = resources.files("backend.text").joinpath("stopwords.txt").read_text(encoding="utf-8")
+    return frozenset(
+        line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
+def segment(text: str) -> list[str]:
+    """Search-mode tokens of normalised, lower-cased text; punctuation and spaces dropped."""
+    _ensure_jieba()
+    lowered = normalize(text).lower()
+    return [t for t in jieba.cut_for_search(lowered) if _WORDLIKE.search(t) and not t.isspace()]
+
+
+def index_tokens(text: str) -> str:
+    """The space-separated tokens stored in chunks.content_tokens (stopwords kept: positions matter)."""
+    return " ".join(segment(text))
+
+
+def query_terms(text: str) -> list[str]:
+    """Significant query terms: segmented like the index, stopwords and 1-char Latin noise removed,
+    de-duplicated in order. Single Chinese characters stay (人, 书 carry meaning)."""
+    stop = stopwords()
+    seen: dict[str, None] = {}
+    for token in segment(clean_query(text)):
+        if token in stop or (len(token) == 1 and not _CJK.match(token) and not token.isdigit()):
+            continue
+        seen.setdefault(token, None)
+    return list(seen)
+
+
+def detect_lang(text: str) -> str:
+    """'zh' when CJK characters dominate the letters, 'en' for Latin script, 'und' otherwise."""
+    sample = text[:5000]
+    cjk = len(_CJK.findall(sample))
+    latin = len(_LATIN.findall(sample))
+    if cjk == 0 and latin == 0:
+        return "und"
+    # One CJK character carries about as much as a 4-letter English word.
+    return "zh" if cjk * 4 >= latin else "en"
+
+
+def keyphrases(text: str, top_k: int = 10) -> list[str]:
+    """TextRank keyphrases (jieba.analyse), falling back to frequent terms for non-Chinese text."""
+    if top_k <= 0:
+        return []
+    _ensure_jieba()
+    normalized = normalize(text)
+    phrases = [p.lower() for p in jieba.analyse.textrank(normalized, topK=top_k) if p.lower() not in stopwords()]
+    if len(phrases) < top_k:
+        counts: dict[str, int] = {}
+        for token in segment(normalized):
+            if token not in stopwords() and len(token) > 1 and not token.isdigit():
+                counts[token] = counts.get(token, 0) + 1
+        for token, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            if token not in phrases:
+                phrases.append(token)
+            if len(phrases) >= top_k:
+                break
+    return phrases[:top_k]

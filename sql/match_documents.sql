@@ -1,0 +1,104 @@
+-- match_documents_query(dims) -> text
+--
+-- The statement match_documents executes for a query vector of `dims` dimensions ($1 query
+-- embedding, $2 match_count, $3 filter, $4 model or null, $5 min_similarity). Kept separate so a DBA
+-- can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
+-- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
+set search_path = public, extensions;
+
+create or replace function public.match_documents_query(dims integer)
+returns text
+language sql
+immutable
+parallel safe
+set search_path = public, pg_temp
+as $fn$
+    select format($q$
+        with nearest as materialized (
+            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
+            from public.chunks c
+            where c.embedding_dims = %1$s
+              and c.metadata @> $3
+              and ($4::text is null or c.embedding_model = $4)
+            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            limit $2
+        ),
+        ranked as (
+            select n.id, n.distance, row_number() over (order by n.distance, n.id)::integer as rank_ix
+            from nearest n
+        )
+        select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
+               c.content_hash, c.metadata, c.embedding_model,
+               1 - r.distance as similarity, r.rank_ix as vector_rank
+        from ranked r
+        join public.chunks c on c.id = r.id
+        join public.documents d on d.id = c.document_id
+        where 1 - r.distance >= $5
+        order by r.rank_ix
+    $q$, dims);
+$fn$;
+
+-- match_documents(query_embedding, match_count, min_similarity, filter, ...) -> chunk rows
+--
+-- Vector-only retrieval: the match_count chunks nearest to query_embedding by cosine, best first,
+-- keeping those with similarity >= min_similarity.
+--
+-- Parameters
+--   query_embedding        the query vector; its dimension picks the partial HNSW index
+--                          (chunks_embedding_<dims>_hnsw_idx).
+--   match_count            rows to return (1..1000).
+--   min_similarity         cosine similarity floor (1 = identical direction); the seed's 0.3.
+--   filter                 jsonb containment filter on chunk metadata (metadata @> filter), applied
+--                          inside the index scan, e.g. '{"lang": "zh"}' or '{"tags": ["invoice"]}'.
+--   query_embedding_model  when given, only chunks embedded by this model are searched and a
+--                          corpus embedded by another model raises an error (never a silent mix).
+--   ef_search              hnsw.ef_search for this call: higher = better recall, slower.
+--
+-- A selective filter does not starve the result: hnsw.iterative_scan (relaxed_order) keeps
+-- scanning the index until match_count rows pass the filter (bounded by hnsw.max_scan_tuples).
+--
+-- EXPLAIN: the dimension is part of the index expression, so the statement is built per dimension
+-- by match_documents_query(dims); PREPARE that text and EXPLAIN ANALYZE EXECUTE it (sql/README.md).
+create or replace function public.match_documents(
+    query_embedding vector,
+    match_count integer default 10,
+    min_similarity double precision default 0.0,
+    filter jsonb default '{}'::jsonb,
+    query_embedding_model text default null,
+    ef_search integer default 100
+)
+returns table (
+    id bigint,
+    document_id uuid,
+    external_id text,
+    title text,
+    "position" integer,
+    content text,
+    heading_path text[],
+    content_hash text,
+    metadata jsonb,
+    embedding_model text,
+    similarity double precision,
+    vector_rank integer
+)
+language plpgsql
+stable
+set search_path = public, extensions, pg_temp
+set hnsw.iterative_scan = relaxed_order
+set hnsw.ef_search = 100
+as $$
+declare
+    dims integer := vector_dims(query_embedding);
+begin
+    if match_count is null or match_count < 1 or match_count > 1000 then
+        raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
+    end if;
+    if not public.assert_embedding_space(dims, query_embedding_model) then
+        return;
+    end if;
+    perform set_config('hnsw.ef_search', greatest(ef_search, match_count)::text, true);
+
+    return query execute public.match_documents_query(dims)
+    using query_embedding, match_count, coalesce(filter, '{}'::jsonb), query_embedding_model, min_similarity;
+end;
+$$;

