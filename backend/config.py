@@ -49,6 +49,18 @@ class Settings(BaseSettings):
     rag_full_text_weight: float = 1.0
     rag_semantic_weight: float = 1.0
     rag_hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    rag_candidate_count: int | None = Field(
+        default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
+    )
+    # Stage 2: final = similarity * w_sim + keyword_coverage * w_cov + structure_bonus.
+    rag_rerank_similarity: Literal["cosine", "rrf"] = Field(
+        default="cosine",
+        description="What enters the reranker as 'similarity' in hybrid mode: the cosine hybrid_search "
+        "returns, or the RRF score normalised by the query's best RRF score.",
+    )
+    rag_rerank_similarity_weight: float = Field(default=0.7, ge=0)
+    rag_rerank_coverage_weight: float = Field(default=0.25, ge=0)
+    rag_structure_bonus: float = Field(default=0.05, ge=0)
 
     # --- embeddings ------------------------------------------------------------------------------
     embedding_provider: Literal["gemini", "local"] | None = Field(
@@ -86,6 +98,10 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=3, ge=0)
     context_max_tokens: int = Field(default=3000, ge=100)
     chat_history_turns: int = Field(default=6, ge=0)
+    # A retrieved chunk is evidence for chat when it shares this share of the query's significant terms,
+    # or when its cosine reaches chat_min_similarity (model-dependent; e5 cosines sit high).
+    chat_min_keyword_coverage: float = Field(default=0.34, ge=0, le=1)
+    chat_min_similarity: float = Field(default=0.86, ge=-1, le=1)
     max_query_chars: int = Field(default=2000, ge=1)
 
     # --- server ----------------------------------------------------------------------------------

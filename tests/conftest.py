@@ -73,3 +73,55 @@ def db(database_url: str) -> Iterator[psycopg.Connection]:
     finally:
         conn.execute(f"truncate {USER_TABLES} restart identity cascade")
         conn.close()
+
+
+# --- services and the HTTP API over the session database ---------------------------------------
+
+@pytest.fixture
+def settings():
+    """Settings from defaults only (a developer's .env must not leak into tests)."""
+    from backend.config import Settings
+
+    return Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+
+
+@pytest.fixture
+def scripted_llm():
+    from backend.llm import ScriptedLLM
+
+    return ScriptedLLM()
+
+
+@pytest.fixture
+def make_services(database_url, db, settings, scripted_llm):
+    """Build services on the session database (emptied after each test) with test providers."""
+    from backend.embeddings import HashingEmbedder
+    from backend.services.container import build_services
+
+    built = []
+
+    def make(*, embedder=None, llm=None, **overrides):
+        s = settings.model_copy(update=overrides) if overrides else settings
+        services = build_services(s, database_url=database_url, embedder=embedder or HashingEmbedder(),
+                                  llm=llm or scripted_llm, migrate=False)
+        built.append(services)
+        return services
+
+    yield make
+    for services in built:
+        services.close()
+
+
+@pytest.fixture
+def services(make_services):
+    return make_services()
+
+
+@pytest.fixture
+def client(services):
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+
+    with TestClient(create_app(services=services)) as test_client:
+        yield test_client

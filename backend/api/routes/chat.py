@@ -1,0 +1,42 @@
+"""POST /chat: an answer with [n] citations, as JSON or Server-Sent Events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from backend.api.deps import ServicesDep
+from backend.api.schemas import ChatIn, ChatOut
+from backend.errors import DomainError
+from backend.services.chat import ChatRequest, reply_to_dict
+
+router = APIRouter(prefix="/chat", tags=["chat"])
+
+
+@router.post("", response_model=ChatOut, summary="Ask; with stream=true the answer arrives as SSE",
+             responses={200: {"content": {"text/event-stream": {}}}})
+def chat(body: ChatIn, services: ServicesDep):  # type: ignore[no-untyped-def]
+    request = ChatRequest(message=body.message, conversation_id=body.conversation_id)
+    if not body.stream:
+        return reply_to_dict(services.chat.chat(request))
+    events = services.chat.chat_stream(request)
+    first = next(events)  # validation and retrieval errors surface here, as a normal 4xx
+    return StreamingResponse(_sse(first, events), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _sse(first: dict, events: Iterator[dict]) -> Iterator[str]:
+    yield _frame(first)
+    try:
+        for event in events:
+            yield _frame(event)
+    except DomainError as exc:
+        yield _frame({"type": "error", "detail": str(exc), "error": type(exc).__name__})
+
+
+def _frame(event: dict) -> str:
+    kind = event.pop("type")
+    return f"event: {kind}\ndata: {json.dumps(event, ensure_ascii=False, default=str)}\n\n"

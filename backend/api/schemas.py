@@ -1,0 +1,151 @@
+"""Request and response bodies (with examples for the OpenAPI page)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "title": "尤金袋鼠", "content": "尤金袋鼠是袋鼠科中细小的成员，分布在澳洲南部岛屿及西岸地区。",
+        "external_id": "wiki-tammar-wallaby", "source": "wikipedia", "metadata": {"tags": ["动物"]}}]})
+
+    title: str = Field(default="", max_length=1000)
+    content: str = Field(min_length=1)
+    external_id: str | None = Field(default=None, min_length=1, max_length=500,
+                                    description="Your id; re-posting the same id updates the document.")
+    source: str = Field(default="api", max_length=1000)
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Whitelisted keys only.")
+
+
+class DocumentsBatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    documents: list[DocumentIn] = Field(min_length=1, max_length=1000)
+
+
+class IngestOutcomeOut(BaseModel):
+    external_id: str
+    title: str
+    status: Literal["created", "updated", "unchanged", "failed"]
+    document_id: uuid.UUID | None
+    chunks: int
+    error: str | None = None
+
+
+class IngestSummaryOut(BaseModel):
+    counts: dict[str, int]
+    documents: list[IngestOutcomeOut]
+    chunks_embedded: int
+    chunks_from_cache: int
+    seconds: float
+
+
+class DocumentOut(BaseModel):
+    id: uuid.UUID
+    external_id: str
+    title: str
+    source: str
+    content_hash: str
+    metadata: dict[str, Any]
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+    embedding_models: list[str] | None = None
+
+
+class DocumentPage(BaseModel):
+    items: list[DocumentOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"query": "尤金袋鼠分布在哪些地区？", "top_k": 5, "mode": "hybrid", "dynamic": True,
+         "filters": {"lang": "zh"}}]})
+
+    query: str = Field(min_length=1, max_length=10_000)
+    top_k: int | None = Field(default=None, ge=1, le=100, description="Overrides RAG_TOP_K_MAX.")
+    mode: Literal["hybrid", "vector", "fulltext"] | None = None
+    dynamic: bool = Field(default=True, description="false: exactly top_k ranked results (evaluation).")
+    filters: dict[str, Any] | None = Field(default=None, description='e.g. {"lang": "zh", "tags": ["x"]}')
+
+
+class SearchHit(BaseModel):
+    chunk_id: int
+    document_id: uuid.UUID
+    external_id: str
+    title: str
+    heading: str
+    content: str
+    metadata: dict[str, Any]
+    scores: dict[str, Any]
+
+
+class SearchOut(BaseModel):
+    query: str
+    mode: str
+    results: list[SearchHit]
+    diagnostics: dict[str, Any]
+
+
+class ChatIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"message": "pgrag 的检索分哪三个阶段？"}, {"message": "那它的作者是谁？",
+                                             "conversation_id": "0b7c6f1e-8d1a-4c5e-9a57-2f1d1c7e9b10"}]})
+
+    message: str = Field(min_length=1, max_length=10_000)
+    conversation_id: uuid.UUID | None = None
+    stream: bool = Field(default=False, description="true: Server-Sent Events (delta events, then done).")
+
+
+class SourceOut(BaseModel):
+    """One numbered source of an answer, as stored in messages.sources."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int
+    chunk_id: int
+    document_id: str
+    external_id: str
+    title: str
+    heading: str
+    snippet: str
+    cited: bool = Field(description="whether the answer cites it")
+    content_hash: str = Field(description="sha256 of the chunk text it was built from")
+    why: dict[str, Any] = Field(description="ranks, RRF score, rerank features and final score")
+
+
+class StoredSourceOut(SourceOut):
+    stale: bool = Field(description="the document was since changed or deleted: this text is gone")
+    stale_reason: str | None = None
+
+
+class ChatOut(BaseModel):
+    conversation_id: uuid.UUID
+    message_id: uuid.UUID
+    answer: str
+    generator: str
+    sources: list[SourceOut]
+    diagnostics: dict[str, Any]
+
+
+class ConversationOut(BaseModel):
+    id: uuid.UUID
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+
+
+class MessageOut(BaseModel):
+    id: uuid.UUID
+    role: str
+    content: str
+    sources: list[StoredSourceOut]
+    metadata: dict[str, Any]
+    created_at: datetime

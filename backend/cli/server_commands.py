@@ -1,0 +1,63 @@
+"""`serve` and `demo` (database + demo corpus + API in one command)."""
+
+from __future__ import annotations
+
+import argparse
+
+from backend import PROJECT_ROOT
+from backend.config import get_settings
+
+DEMO_CORPUS = PROJECT_ROOT / "demo" / "corpus"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("serve", help="serve the HTTP API")
+    s.add_argument("--host", default=None)
+    s.add_argument("--port", type=int, default=None)
+    s.set_defaults(handler=serve)
+    d = sub.add_parser("demo", help="start the database, load the demo corpus, serve the API")
+    d.add_argument("--host", default=None)
+    d.add_argument("--port", type=int, default=None)
+    d.add_argument("--no-serve", action="store_true", help="load the corpus and exit")
+    d.set_defaults(handler=demo)
+
+
+def serve(args: argparse.Namespace, services=None) -> int:  # type: ignore[no-untyped-def]
+    import uvicorn
+
+    from backend.api.app import create_app
+
+    settings = get_settings()
+    host, port = args.host or settings.host, args.port or settings.port
+    print(f"serving on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", flush=True)
+    uvicorn.run(create_app(services=services, settings=settings), host=host, port=port,
+                log_level=settings.log_level.lower())
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    from backend.cli.ingest_commands import ingest_with_progress, iter_inputs, print_summary
+    from backend.services.container import build_services
+
+    settings = get_settings()
+    services = build_services(settings)
+    where = (f"embedded PostgreSQL in {settings.embedded_db_dir.resolve()}" if settings.uses_embedded_db
+             else "DATABASE_URL")
+    print(f"database: {where} (migrated)")
+    print(f"embeddings: {services.embedder.model_id}; answers: {services.llm.generator}")
+    print(f"loading the demo corpus from {DEMO_CORPUS.relative_to(PROJECT_ROOT)} ...", flush=True)
+    summary = ingest_with_progress(services.ingestion, iter_inputs([DEMO_CORPUS]), show=True)
+    print_summary(summary)
+    if args.no_serve:
+        services.close()
+        return 0
+    host, port = args.host or settings.host, args.port or settings.port
+    print("\nask it:")
+    print(f"  curl -s http://{host}:{port}/chat -H 'content-type: application/json' "
+          "-d '{\"message\": \"三阶段检索分别做什么？\"}'")
+    print(f"  curl -s http://{host}:{port}/search -H 'content-type: application/json' "
+          "-d '{\"query\": \"how do I tune hybrid_search?\"}'\n")
+    try:
+        return serve(args, services=services)
+    finally:
+        services.close()

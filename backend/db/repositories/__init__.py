@@ -1,0 +1,1 @@
+"""All SQL outside sql/ lives here: one module per table group, functions taking a connection."""

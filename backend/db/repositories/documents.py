@@ -1,0 +1,140 @@
+"""Documents and their chunks."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+
+@dataclass(frozen=True)
+class ExistingDocument:
+    id: uuid.UUID
+    content_hash: str
+    metadata: dict[str, Any]
+    embedding_models: tuple[str, ...]
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    position: int
+    content: str
+    heading_path: Sequence[str]
+    content_hash: str
+    content_tokens: str
+    embedding: np.ndarray
+    metadata: dict[str, Any]
+
+
+def find_existing(conn: psycopg.Connection, *, owner_id: uuid.UUID | None,
+                  external_ids: Sequence[str]) -> dict[str, ExistingDocument]:
+    """Documents with these external ids (for this owner), with what ingestion compares against."""
+    rows = conn.execute(
+        """
+        select d.external_id, d.id, d.content_hash, d.metadata,
+               coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}') as models,
+               count(c.id) as chunk_count
+        from documents d
+        left join chunks c on c.document_id = d.id
+        where d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)
+        group by d.id
+        """,
+        {"owner_id": owner_id, "external_ids": list(external_ids)},
+    ).fetchall()
+    return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5]) for r in rows}
+
+
+def upsert_document(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, external_id: str, title: str,
+                    source: str, content_hash: str, metadata: dict[str, Any]) -> tuple[uuid.UUID, bool]:
+    """Insert or replace a document row; returns (id, created)."""
+    row = conn.execute(
+        """
+        insert into documents (owner_id, external_id, title, source, content_hash, metadata)
+        values (%(owner_id)s, %(external_id)s, %(title)s, %(source)s, %(content_hash)s, %(metadata)s)
+        on conflict (owner_id, external_id) do update
+            set title = excluded.title, source = excluded.source, content_hash = excluded.content_hash,
+                metadata = excluded.metadata, updated_at = now()
+        returning id, (xmax = 0) as created
+        """,
+        {"owner_id": owner_id, "external_id": external_id, "title": title, "source": source,
+         "content_hash": content_hash, "metadata": Jsonb(metadata)},
+    ).fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def replace_chunks(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None,
+                   embedding_model: str, chunks: Sequence[ChunkRow]) -> None:
+    """Delete a document's chunks and COPY the new ones in (binary), in the caller's transaction."""
+    conn.execute("delete from chunks where document_id = %(id)s", {"id": document_id})
+    with conn.cursor() as cur, cur.copy(
+        "copy chunks (document_id, owner_id, position, content, heading_path, content_hash, content_tokens, "
+        "embedding, embedding_model, metadata) from stdin with (format binary)"
+    ) as copy:
+        copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
+        for c in chunks:
+            copy.write_row([document_id, owner_id, c.position, c.content, list(c.heading_path), c.content_hash,
+                            c.content_tokens, c.embedding, embedding_model, Jsonb(c.metadata)])
+
+
+def list_documents(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int,
+                   offset: int) -> tuple[list[dict[str, Any]], int]:
+    """A page of documents, newest first, and the total count."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            """
+            select d.id, d.external_id, d.title, d.source, d.content_hash, d.metadata, d.created_at,
+                   d.updated_at, (select count(*) from chunks c where c.document_id = d.id) as chunk_count
+            from documents d
+            where d.owner_id is not distinct from %(owner_id)s
+            order by d.updated_at desc, d.id
+            limit %(limit)s offset %(offset)s
+            """,
+            {"owner_id": owner_id, "limit": limit, "offset": offset},
+        ).fetchall()
+        total = cur.execute("select count(*) as n from documents where owner_id is not distinct from %s",
+                            (owner_id,)).fetchone()
+    return rows, int(total["n"]) if total else 0
+
+
+def get_document(conn: psycopg.Connection, *, document_id: uuid.UUID,
+                 owner_id: uuid.UUID | None) -> dict[str, Any] | None:
+    """One document with its chunk count and embedding models, or None."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            select d.id, d.external_id, d.title, d.source, d.content_hash, d.metadata, d.created_at,
+                   d.updated_at, count(c.id) as chunk_count,
+                   coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}')
+                       as embedding_models
+            from documents d left join chunks c on c.document_id = d.id
+            where d.id = %(id)s and d.owner_id is not distinct from %(owner_id)s
+            group by d.id
+            """,
+            {"id": document_id, "owner_id": owner_id},
+        ).fetchone()
+
+
+def delete_document(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None) -> bool:
+    """Delete a document (its chunks cascade); False when it did not exist."""
+    cur = conn.execute("delete from documents where id = %s and owner_id is not distinct from %s",
+                       (document_id, owner_id))
+    return cur.rowcount > 0
+
+
+def chunk_hashes(conn: psycopg.Connection, *, chunk_ids: Sequence[int]) -> dict[int, str]:
+    """Current content hash of each chunk id that still exists (for stale-citation checks)."""
+    rows = conn.execute("select id, content_hash from chunks where id = any(%s)", (list(chunk_ids),)).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def embedding_models_in_use(conn: psycopg.Connection) -> list[tuple[int, str]]:
+    """The (dims, model) pairs the stored chunks were embedded with."""
+    return [(r[0], r[1]) for r in conn.execute("select * from embedding_spaces()").fetchall()]

@@ -1,0 +1,237 @@
+"""Files and uploads to LoadedDocuments: Markdown, text, HTML, PDF and BEIR-style JSONL."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pypdf import PdfReader
+
+from backend.config import DEFAULT_METADATA_WHITELIST
+from backend.errors import InvalidInput, UnsupportedDocument
+from backend.ingest.decoding import decode_text, is_binary
+from backend.ingest.html_text import html_to_text
+from backend.ingest.metadata import validate_metadata
+from backend.text.normalize import clean_document_text
+
+SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl"}
+CONTENT_TYPES = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".txt": "text/plain",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+    ".jsonl": "application/jsonl",
+}
+# Upload content types understood when the file name has no supported suffix.
+_SUFFIX_BY_TYPE = {
+    **{ctype: suffix for suffix, ctype in CONTENT_TYPES.items() if suffix not in {".markdown", ".htm"}},
+    "text/x-markdown": ".md",
+    "application/x-ndjson": ".jsonl",
+    "application/jsonlines": ".jsonl",
+}
+_H1 = re.compile(r" {0,3}# +(.+?)(?: +#+)? *")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LoadedDocument:
+    title: str
+    content: str
+    source: str
+    filename: str | None
+    content_type: str
+    external_id: str | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class LoadFailure:
+    source: str
+    reason: str
+
+
+def load_path(
+    path: Path, *, metadata_whitelist: Sequence[str] = DEFAULT_METADATA_WHITELIST
+) -> Iterator[LoadedDocument | LoadFailure]:
+    """Documents from a file or a folder (recursive, sorted, hidden entries and other suffixes skipped)."""
+    if path.is_dir():
+        files = sorted(
+            (p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES and p.is_file()
+             and not any(part.startswith(".") for part in p.relative_to(path).parts)),
+            key=lambda p: p.relative_to(path).as_posix(),
+        )
+        for file in files:
+            yield from _load_file(file, metadata_whitelist)
+    elif path.is_file():
+        yield from _load_file(path, metadata_whitelist)
+    else:
+        yield LoadFailure(str(path), "no such file or folder")
+
+
+def load_bytes(
+    data: bytes,
+    filename: str,
+    content_type: str | None = None,
+    *,
+    metadata_whitelist: Sequence[str] = DEFAULT_METADATA_WHITELIST,
+) -> list[LoadedDocument]:
+    """Documents from an uploaded file; raises UnsupportedDocument (a bad JSONL line fails the file)."""
+    name = re.split(r"[\\/]", filename)[-1] or "upload"
+    suffix = _suffix_for(name, content_type)
+    if suffix == ".jsonl":
+        items = list(read_jsonl(io.BytesIO(data), source="upload", filename=name, whitelist=metadata_whitelist))
+        failures = [item.reason for item in items if isinstance(item, LoadFailure)]
+        if failures:
+            more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
+            raise UnsupportedDocument("; ".join(failures[:5]) + more)
+        return [item for item in items if isinstance(item, LoadedDocument)]
+    return [_parse(data, suffix=suffix, stem=Path(name).stem, source="upload", filename=name)]
+
+
+def _suffix_for(name: str, content_type: str | None) -> str:
+    suffix = Path(name).suffix.lower()
+    if suffix in SUPPORTED_SUFFIXES:
+        return suffix
+    mime = (content_type or "").split(";")[0].strip().lower()
+    if mime in _SUFFIX_BY_TYPE:
+        return _SUFFIX_BY_TYPE[mime]
+    raise UnsupportedDocument(f"unsupported type {suffix or mime or 'without a file suffix'}")
+
+
+def _load_file(path: Path, whitelist: Sequence[str]) -> Iterator[LoadedDocument | LoadFailure]:
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        yield LoadFailure(str(path), f"unsupported type {suffix or '(no suffix)'}")
+        return
+    try:
+        if suffix == ".jsonl":
+            with path.open("rb") as fh:
+                yield from read_jsonl(fh, source=str(path), filename=path.name, whitelist=whitelist)
+            return
+        data = path.read_bytes()
+    except OSError as exc:
+        yield LoadFailure(str(path), f"cannot read: {exc.strerror or exc}")
+        return
+    try:
+        yield _parse(data, suffix=suffix, stem=path.stem, source=str(path), filename=path.name)
+    except UnsupportedDocument as exc:
+        yield LoadFailure(str(path), str(exc))
+
+
+def _parse(data: bytes, *, suffix: str, stem: str, source: str, filename: str) -> LoadedDocument:
+    """One non-JSONL document; raises UnsupportedDocument with a human-readable reason."""
+    content_type = CONTENT_TYPES[suffix]
+    if suffix == ".pdf":
+        title, content = _pdf_text(data)
+    elif content_type == "text/html":
+        title, content = html_to_text(decode_text(data))
+        content = clean_document_text(content)
+    else:
+        content = clean_document_text(decode_text(data))
+        title = _markdown_title(content) if content_type == "text/markdown" else None
+    if not content:
+        raise UnsupportedDocument("empty file" if content_type != "text/html" else "no readable text in HTML")
+    return LoadedDocument(title=title or stem, content=content, source=source, filename=filename,
+                          content_type=content_type)
+
+
+def _markdown_title(text: str) -> str | None:
+    """The first level-1 ATX heading outside code fences."""
+    fence = ""
+    for line in text.split("\n"):
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
+                    and not line[opener.end():].strip():
+                fence = ""
+        elif opener:
+            fence = opener.group(1)
+        elif match := _H1.fullmatch(line):
+            return match.group(1).strip()
+    return None
+
+
+def _pdf_text(data: bytes) -> tuple[str | None, str]:
+    """Title (from the PDF metadata) and page texts joined by blank lines."""
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise UnsupportedDocument("encrypted PDF (a password is required)")
+        pages = [clean_document_text(page.extract_text() or "") for page in reader.pages]
+        title = reader.metadata.title if reader.metadata else None
+    except UnsupportedDocument:
+        raise
+    except Exception as exc:  # pypdf raises a dozen types (and plain ValueError/KeyError) on broken files
+        raise UnsupportedDocument(f"cannot read PDF (damaged or not a PDF): {exc}") from exc
+    content = "\n\n".join(page for page in pages if page)
+    if not content:
+        raise UnsupportedDocument("PDF has no extractable text (scanned or image-only; OCR is not supported)")
+    return (title.strip() if isinstance(title, str) else None), content
+
+
+def read_jsonl(
+    lines: Iterable[bytes], *, source: str, filename: str, whitelist: Sequence[str]
+) -> Iterator[LoadedDocument | LoadFailure]:
+    """BEIR corpus rows ({"_id", "title", "text", "metadata"?}); a bad line fails alone, naming its number."""
+    seen: dict[str, int] = {}
+    dropped: set[str] = set()
+    empty = True
+    for number, raw in enumerate(lines, start=1):
+        if number == 1 and is_binary(raw):
+            yield LoadFailure(source, "binary file")
+            return
+        if not raw.strip():
+            continue
+        empty = False
+        try:
+            doc = _jsonl_row(raw, source=source, filename=filename, whitelist=whitelist, dropped=dropped)
+            if doc.external_id in seen:
+                raise UnsupportedDocument(f"duplicate _id {doc.external_id!r} (first on line {seen[doc.external_id]})")
+        except (UnsupportedDocument, InvalidInput) as exc:
+            yield LoadFailure(source, f"line {number}: {exc}")
+            continue
+        seen[doc.external_id] = number
+        yield doc
+    if empty:
+        yield LoadFailure(source, "empty file")
+    if dropped:
+        logger.warning("%s: metadata keys outside the whitelist were dropped: %s", source, ", ".join(sorted(dropped)))
+
+
+def _jsonl_row(raw: bytes, *, source: str, filename: str, whitelist: Sequence[str],
+               dropped: set[str]) -> LoadedDocument:
+    try:
+        row = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise UnsupportedDocument("not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise UnsupportedDocument(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise UnsupportedDocument("expected a JSON object")
+    ident = row.get("_id")
+    if isinstance(ident, bool) or not isinstance(ident, str | int) or not str(ident).strip():
+        raise UnsupportedDocument("missing _id (a string)")
+    text, title = row.get("text"), row.get("title") or ""
+    if not isinstance(text, str) or not isinstance(title, str):
+        raise UnsupportedDocument("text and title must be strings")
+    content = clean_document_text(text)
+    if not content:
+        raise UnsupportedDocument("empty text")
+    metadata = row.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise UnsupportedDocument("metadata must be a JSON object")
+    # BEIR corpora carry arbitrary metadata (urls, ids): keep what the whitelist allows, drop the rest.
+    dropped.update(key for key in metadata if key not in whitelist)
+    kept = validate_metadata({k: v for k, v in metadata.items() if k in whitelist}, whitelist)
+    # No title stays empty: an id such as "TRIAL_800" would only add noise to the embedded text.
+    return LoadedDocument(title=clean_document_text(title), content=content, source=source,
+                          filename=filename, content_type="text/plain", external_id=str(ident).strip(),
+                          metadata=kept)

@@ -1,0 +1,42 @@
+"""The LLM seam: what the chat service needs from a generator, and the values it passes in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """One retrieved passage as the model sees it; `n` is the number it cites as [n]."""
+
+    n: int
+    title: str
+    heading: str  # heading path joined with " > ", may be ""
+    content: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier message of the conversation."""
+
+    role: str  # "user" | "assistant"
+    content: str
+
+
+class LLM(Protocol):
+    """A generator of cited answers, plus free-form completions for helper tasks."""
+
+    name: str  # e.g. "gemini-2.5-flash", "extractive", "scripted"
+    generator: str  # "gemini" | "extractive" | "scripted", shown to users
+
+    def answer(
+        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+    ) -> Iterator[str]:
+        """Yield text deltas of an answer that cites `sources` as [n]; never called without sources."""
+        ...
+
+    def complete(self, system: str, prompt: str) -> str | None:
+        """Free-form text for helper tasks (`system` may be empty); None when the provider cannot."""
+        ...

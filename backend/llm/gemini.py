@@ -1,0 +1,167 @@
+"""Gemini through the google-genai SDK: streamed cited answers and completions, retried on 429/5xx."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from backend.config import Settings
+from backend.errors import ProviderError
+from backend.llm.base import SourceText, Turn
+from backend.llm.prompts import format_sources, load_prompt
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def _network_error_types() -> tuple[type[Exception], ...]:
+    # The SDK sends through httpx or httpx2, whichever is installed; their errors share no base class.
+    found = []
+    for module in ("httpx", "httpx2"):
+        try:
+            found.append(importlib.import_module(module).TransportError)
+        except ImportError:
+            continue
+    return tuple(found)
+
+
+_NETWORK_ERRORS = _network_error_types()
+_FAILURES: tuple[type[Exception], ...] = (genai_errors.APIError, *_NETWORK_ERRORS)
+
+
+class GeminiLLM:
+    """Answers and completions from a Gemini chat model (settings.gemini_chat_model)."""
+
+    generator = "gemini"
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: genai.Client | None = None,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 8.0,
+    ) -> None:
+        self.name = settings.gemini_chat_model
+        self._max_retries = settings.llm_max_retries
+        self._backoff_s = backoff_s
+        self._max_backoff_s = max_backoff_s
+        self._client = client if client is not None else _make_client(settings)
+        self._answer_config = types.GenerateContentConfig(
+            system_instruction=load_prompt("answer_system").render()
+        )
+
+    def answer(
+        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+    ) -> Iterator[str]:
+        """Stream an answer grounded in `sources`, citing them as [n]."""
+        prompt = load_prompt("answer_user").render(question=question, sources=format_sources(sources))
+        contents = [*_history_contents(history), _content("user", prompt)]
+        return self._stream(contents)
+
+    def complete(self, system: str, prompt: str) -> str | None:
+        """One non-streamed generation; None when the model returned no text."""
+        config = types.GenerateContentConfig(system_instruction=system or None)
+        response = self._with_retries(
+            lambda: self._client.models.generate_content(model=self.name, contents=prompt, config=config)
+        )
+        return (response.text or "").strip() or None
+
+    def _stream(self, contents: list[types.Content]) -> Iterator[str]:
+        attempt = 0
+        while True:
+            yielded = False
+            last: types.GenerateContentResponse | None = None
+            try:
+                stream = self._client.models.generate_content_stream(
+                    model=self.name, contents=contents, config=self._answer_config
+                )
+                for last in stream:
+                    if last.text:
+                        yielded = True
+                        yield last.text
+            except _FAILURES as exc:
+                # Text the user has already seen cannot be taken back, so only an untouched stream retries.
+                if yielded:
+                    raise ProviderError(f"Gemini ({self.name}) answer broke off: {_describe(exc)}") from exc
+                self._give_up_unless_retryable(exc, attempt)
+            else:
+                if not yielded:
+                    raise ProviderError(f"Gemini ({self.name}) returned no text ({_no_text_reason(last)})")
+                return
+            attempt += 1
+            self._pause(attempt)
+
+    def _with_retries(self, call: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return call()
+            except _FAILURES as exc:
+                self._give_up_unless_retryable(exc, attempt)
+            attempt += 1
+            self._pause(attempt)
+
+    def _give_up_unless_retryable(self, exc: Exception, attempt: int) -> None:
+        retryable = isinstance(exc, _NETWORK_ERRORS) or getattr(exc, "code", None) in _RETRYABLE_STATUS
+        if not retryable:
+            raise ProviderError(f"Gemini ({self.name}) rejected the request: {_describe(exc)}") from exc
+        if attempt >= self._max_retries:
+            raise ProviderError(
+                f"Gemini ({self.name}) failed after {attempt + 1} attempts: {_describe(exc)}"
+            ) from exc
+        log.warning("Gemini attempt %d failed, retrying: %s", attempt + 1, _describe(exc))
+
+    def _pause(self, attempt: int) -> None:
+        delay = min(self._max_backoff_s, self._backoff_s * 2 ** (attempt - 1))
+        time.sleep(random.uniform(delay / 2, delay))  # jitter spreads out clients that failed together
+
+
+def _make_client(settings: Settings) -> genai.Client:
+    if settings.gemini_api_key is None:
+        raise ProviderError("LLM_PROVIDER=gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY) to be set")
+    http_options = types.HttpOptions(timeout=round(settings.llm_timeout_s * 1000))
+    if settings.gemini_base_url:
+        http_options.base_url = settings.gemini_base_url
+    return genai.Client(
+        api_key=settings.gemini_api_key.get_secret_value(), vertexai=False, http_options=http_options
+    )
+
+
+def _content(role: str, text: str) -> types.Content:
+    return types.Content(role=role, parts=[types.Part(text=text)])
+
+
+def _history_contents(history: Sequence[Turn]) -> list[types.Content]:
+    return [
+        _content("model" if turn.role == "assistant" else "user", turn.content)
+        for turn in history
+        if turn.content.strip()
+    ]
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, genai_errors.APIError):
+        return " ".join(str(part) for part in (exc.code, exc.status, exc.message) if part)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _no_text_reason(response: types.GenerateContentResponse | None) -> str:
+    if response is None:
+        return "empty stream"
+    feedback = response.prompt_feedback
+    if feedback is not None and feedback.block_reason:
+        return f"prompt blocked: {feedback.block_reason}"
+    if response.candidates and response.candidates[0].finish_reason:
+        return f"finish reason: {response.candidates[0].finish_reason}"
+    return "no candidates"

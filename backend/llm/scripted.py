@@ -1,0 +1,82 @@
+"""A scripted LLM for tests: canned answers and completions, every call recorded for assertions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from backend.llm.base import SourceText, Turn
+
+AnswerScript = Callable[[str, Sequence[SourceText], Sequence[Turn]], str]
+CompleteScript = Callable[[str, str], str | None]
+
+
+@dataclass(frozen=True)
+class AnswerCall:
+    """The arguments of one answer() call."""
+
+    question: str
+    sources: tuple[SourceText, ...]
+    history: tuple[Turn, ...]
+
+
+@dataclass(frozen=True)
+class CompleteCall:
+    """The arguments of one complete() call."""
+
+    system: str
+    prompt: str
+
+
+@dataclass
+class ScriptedLLM:
+    """Plays back `answers` (strings, or exceptions to raise) in order, repeating the last one;
+    `complete()` does the same with `completions`, and returns None when none were given."""
+
+    answers: Sequence[str | Exception] | AnswerScript = ()
+    completions: Sequence[str | None | Exception] | CompleteScript = ()
+    delta_chars: int = 5  # answers stream in pieces this long, so [n] markers may span deltas
+    name: str = "scripted"
+    generator: str = "scripted"
+    calls: list[AnswerCall] = field(default_factory=list)
+    complete_calls: list[CompleteCall] = field(default_factory=list)
+
+    def answer(
+        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+    ) -> Iterator[str]:
+        """Record the call, then yield the scripted answer in several deltas."""
+        self.calls.append(AnswerCall(question, tuple(sources), tuple(history)))
+        return self._stream(len(self.calls), question, sources, history)
+
+    def complete(self, system: str, prompt: str) -> str | None:
+        """Record the call and return the scripted completion (None when none were given)."""
+        self.complete_calls.append(CompleteCall(system, prompt))
+        if callable(self.completions):
+            return self.completions(system, prompt)
+        return _next(self.completions, len(self.complete_calls))
+
+    def _stream(
+        self, call_number: int, question: str, sources: Sequence[SourceText], history: Sequence[Turn]
+    ) -> Iterator[str]:
+        # Resolved on first iteration, so a scripted exception surfaces where a provider's would.
+        if callable(self.answers):
+            text = self.answers(question, sources, history)
+        else:
+            scripted = _next(self.answers, call_number)
+            text = _default_answer(sources) if scripted is None else scripted
+        step = max(1, self.delta_chars)
+        for start in range(0, len(text), step):
+            yield text[start : start + step]
+
+
+def _next(script: Sequence[str | None | Exception], call_number: int) -> str | None:
+    if not script:
+        return None
+    item = script[min(call_number, len(script)) - 1]
+    if isinstance(item, Exception):
+        raise item
+    return item
+
+
+def _default_answer(sources: Sequence[SourceText]) -> str:
+    return f"Scripted answer [{sources[0].n}]." if sources else "Scripted answer."

@@ -1,0 +1,48 @@
+"""The one composition function: settings -> pool, providers and services, injected everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg_pool import ConnectionPool
+
+from backend.config import Settings
+from backend.db import migrations
+from backend.db.connection import create_pool, resolve_database_url
+from backend.embeddings import Embedder, create_embedder
+from backend.llm import LLM, create_llm
+from backend.services.chat import ChatService
+from backend.services.ingestion import IngestionService
+from backend.services.retrieval import RetrievalService
+
+
+@dataclass
+class Services:
+    settings: Settings
+    database_url: str
+    pool: ConnectionPool
+    embedder: Embedder
+    llm: LLM
+    ingestion: IngestionService
+    retrieval: RetrievalService
+    chat: ChatService
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def build_services(settings: Settings, *, database_url: str | None = None, embedder: Embedder | None = None,
+                   llm: LLM | None = None, migrate: bool = True) -> Services:
+    """Resolve the database (embedded if unset), migrate, open the pool, wire the providers."""
+    url = database_url or resolve_database_url(settings)
+    if migrate:
+        migrations.upgrade(url)
+    pool = create_pool(url, settings)
+    embedder = embedder or create_embedder(settings)
+    llm = llm or create_llm(settings)
+    retrieval = RetrievalService(pool, embedder, settings)
+    return Services(
+        settings=settings, database_url=url, pool=pool, embedder=embedder, llm=llm,
+        ingestion=IngestionService(pool, embedder, settings), retrieval=retrieval,
+        chat=ChatService(pool, retrieval, llm, settings),
+    )

@@ -1,0 +1,262 @@
+"""Ingestion: loaded documents -> chunks with jieba tokens and embeddings, idempotent and atomic.
+
+Per group of documents: (1) prepare (chunk, segment, metadata) in Python; (2) compare with what is
+stored, in a short read; (3) embed only what the embedding cache lacks, holding no connection while the
+provider works; (4) write each changed document (row upsert + chunk COPY) in one transaction. A
+provider failure in (3) writes nothing for the group, so the previous version of every document stays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from psycopg_pool import ConnectionPool
+
+from backend.config import Settings
+from backend.db.repositories import documents as documents_repo
+from backend.db.repositories import embedding_cache
+from backend.embeddings import Embedder
+from backend.errors import DomainError, InvalidInput, ProviderError
+from backend.ingest.chunking import Chunk, chunk_text
+from backend.ingest.loaders import LoadedDocument, LoadFailure
+from backend.ingest.metadata import chunk_metadata, document_metadata, validate_metadata
+from backend.text import index_tokens, normalize
+
+logger = logging.getLogger(__name__)
+
+Status = Literal["created", "updated", "unchanged", "failed"]
+# Metadata keys that change on every run and must not make a document look changed.
+_VOLATILE_KEYS = ("created_at",)
+
+
+@dataclass
+class DocumentOutcome:
+    external_id: str
+    title: str
+    source: str
+    status: Status
+    document_id: uuid.UUID | None = None
+    chunks: int = 0
+    error: str | None = None
+
+
+@dataclass
+class IngestSummary:
+    outcomes: list[DocumentOutcome] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_from_cache: int = 0
+    seconds: float = 0.0
+
+    def count(self, status: Status) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s: self.count(s) for s in ("created", "updated", "unchanged", "failed")}
+
+    @property
+    def failures(self) -> list[DocumentOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+
+@dataclass
+class _PreparedChunk:
+    chunk: Chunk
+    tokens: str
+    embed_hash: str
+    embed_text: str
+    content_hash: str
+    metadata: dict[str, Any]
+
+
+@dataclass
+class _PreparedDocument:
+    external_id: str
+    title: str
+    source: str
+    content_hash: str
+    metadata: dict[str, Any]
+    chunks: list[_PreparedChunk]
+
+
+ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class IngestionService:
+    """Turns LoadedDocuments into stored, searchable chunks."""
+
+    def __init__(self, pool: ConnectionPool, embedder: Embedder, settings: Settings) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.settings = settings
+
+    def ingest(self, items: Iterable[LoadedDocument | LoadFailure], *, owner_id: uuid.UUID | None = None,
+               atomic: bool = False, on_progress: ProgressCallback | None = None) -> IngestSummary:
+        """Ingest documents. atomic=True: all or nothing (the API's batch); else commit per group."""
+        started = time.perf_counter()
+        summary = IngestSummary()
+        groups = [self._prepare_all(items, summary, strict=atomic)] if atomic else self._groups(items, summary)
+        aborted: str | None = None
+        for group in groups:
+            if aborted:
+                summary.outcomes.extend(self._failed(d, aborted) for d in group)
+                continue
+            try:
+                self._ingest_group(group, owner_id, summary)
+            except ProviderError as exc:
+                if atomic:
+                    raise
+                aborted = f"not stored: the embedding provider failed ({exc})"
+                summary.outcomes.extend(self._failed(d, aborted) for d in group)
+            if on_progress:
+                on_progress(summary, sum(len(d.chunks) for d in group))
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    # --- preparation (pure Python) ---------------------------------------------------------------
+
+    def _groups(self, items: Iterable[LoadedDocument | LoadFailure],
+                summary: IngestSummary) -> Iterator[list[_PreparedDocument]]:
+        group: list[_PreparedDocument] = []
+        chunk_total = 0
+        for prepared in self._prepare_each(items, summary, strict=False):
+            group.append(prepared)
+            chunk_total += len(prepared.chunks)
+            if chunk_total >= self.settings.ingest_embed_batch_size:
+                yield group
+                group, chunk_total = [], 0
+        if group:
+            yield group
+
+    def _prepare_all(self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary,
+                     strict: bool) -> list[_PreparedDocument]:
+        return list(self._prepare_each(items, summary, strict=strict))
+
+    def _prepare_each(self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary,
+                      strict: bool) -> Iterator[_PreparedDocument]:
+        seen: set[str] = set()
+        for item in items:
+            if isinstance(item, LoadFailure):
+                if strict:
+                    raise InvalidInput(f"{item.source}: {item.reason}")
+                summary.outcomes.append(DocumentOutcome(item.source, "", item.source, "failed", error=item.reason))
+                continue
+            try:
+                prepared = self.prepare(item)
+                if prepared.external_id in seen:
+                    raise InvalidInput(f"external_id {prepared.external_id!r} appears twice in this batch")
+                seen.add(prepared.external_id)
+            except DomainError as exc:
+                if strict:
+                    raise
+                ident = item.external_id or item.filename or item.source
+                summary.outcomes.append(DocumentOutcome(ident, item.title, item.source, "failed", error=str(exc)))
+                continue
+            yield prepared
+
+    def prepare(self, doc: LoadedDocument) -> _PreparedDocument:
+        """Validate, chunk, segment and describe one document (no I/O)."""
+        s = self.settings
+        if not doc.content.strip():
+            raise InvalidInput(f"{doc.source}: the document has no text")
+        if len(doc.content) > s.max_document_chars:
+            raise InvalidInput(f"{doc.source}: {len(doc.content)} characters exceeds MAX_DOCUMENT_CHARS "
+                               f"({s.max_document_chars})")
+        validate_metadata(doc.metadata, s.metadata_whitelist)
+        content_hash = sha256(f"{doc.title}\x00{doc.content}")
+        external_id = doc.external_id or f"sha256:{content_hash[:32]}"
+        meta = document_metadata(doc)
+        chunks = []
+        for chunk in chunk_text(doc.content, content_type=doc.content_type, size=s.chunk_size,
+                                overlap=s.chunk_overlap):
+            # Title and headings go into the indexed and embedded text: questions name the entity
+            # a document is about far more often than its paragraphs repeat it.
+            context = " > ".join([doc.title, *chunk.heading_path]) if doc.title else " > ".join(chunk.heading_path)
+            embed_text = normalize(f"{context}\n{chunk.content}" if context else chunk.content)
+            chunk_meta = {**meta, "doc_id": external_id,
+                          **chunk_metadata(chunk.content, min_chars=s.chunk_min_chars, sat_len=s.quality_sat_len,
+                                           keyphrase_top_k=s.keyphrase_top_k)}
+            chunks.append(_PreparedChunk(chunk, index_tokens(embed_text), sha256(embed_text), embed_text,
+                                         sha256(chunk.content), chunk_meta))
+        if not chunks:
+            raise InvalidInput(f"{doc.source}: the document has no text to index")
+        return _PreparedDocument(external_id, doc.title, doc.source, content_hash, meta, chunks)
+
+    # --- storage ---------------------------------------------------------------------------------
+
+    def _ingest_group(self, group: list[_PreparedDocument], owner_id: uuid.UUID | None,
+                      summary: IngestSummary) -> None:
+        model = self.embedder.model_id
+        with self.pool.connection() as conn:
+            existing = documents_repo.find_existing(conn, owner_id=owner_id,
+                                                    external_ids=[d.external_id for d in group])
+        changed: list[_PreparedDocument] = []
+        for doc in group:
+            old = existing.get(doc.external_id)
+            if old is not None and self._unchanged(doc, old, model):
+                summary.outcomes.append(DocumentOutcome(doc.external_id, doc.title, doc.source, "unchanged",
+                                                        old.id, old.chunk_count))
+            else:
+                if old is not None and "created_at" in old.metadata:
+                    doc.metadata["created_at"] = old.metadata["created_at"]
+                    for c in doc.chunks:
+                        c.metadata["created_at"] = old.metadata["created_at"]
+                changed.append(doc)
+        if not changed:
+            return
+        vectors = self._embeddings([c for d in changed for c in d.chunks], summary)
+        with self.pool.connection() as conn, conn.transaction():
+            for doc in changed:
+                doc_id, created = documents_repo.upsert_document(
+                    conn, owner_id=owner_id, external_id=doc.external_id, title=doc.title, source=doc.source,
+                    content_hash=doc.content_hash, metadata=doc.metadata)
+                rows = [documents_repo.ChunkRow(c.chunk.position, c.chunk.content, c.chunk.heading_path,
+                                                c.content_hash, c.tokens, vectors[c.embed_hash], c.metadata)
+                        for c in doc.chunks]
+                documents_repo.replace_chunks(conn, document_id=doc_id, owner_id=owner_id,
+                                              embedding_model=model, chunks=rows)
+                summary.outcomes.append(DocumentOutcome(doc.external_id, doc.title, doc.source,
+                                                        "created" if created else "updated", doc_id, len(rows)))
+
+    @staticmethod
+    def _unchanged(doc: _PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+        def stable(meta: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in meta.items() if k not in _VOLATILE_KEYS}
+
+        return (old.content_hash == doc.content_hash and stable(old.metadata) == stable(doc.metadata)
+                and old.embedding_models == (model,) and old.chunk_count == len(doc.chunks))
+
+    def _embeddings(self, chunks: Sequence[_PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
+        """Vectors for every chunk: from the cache, else from the provider (then cached)."""
+        model = self.embedder.model_id
+        wanted = {c.embed_hash: c.embed_text for c in chunks}
+        with self.pool.connection() as conn:
+            vectors = embedding_cache.fetch(conn, model=model, hashes=list(wanted))
+        missing = [h for h in wanted if h not in vectors]
+        summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in missing)
+        batch = self.settings.ingest_embed_batch_size
+        for start in range(0, len(missing), batch):
+            hashes = missing[start:start + batch]
+            embedded = self.embedder.embed_documents([wanted[h] for h in hashes])
+            new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(hashes, embedded, strict=True)}
+            # Cached right away: work done before a later failure is not lost.
+            with self.pool.connection() as conn:
+                embedding_cache.store(conn, model=model, vectors=new)
+            vectors.update(new)
+            summary.chunks_embedded += len(hashes)
+        return vectors
+
+    @staticmethod
+    def _failed(doc: _PreparedDocument, reason: str) -> DocumentOutcome:
+        return DocumentOutcome(doc.external_id, doc.title, doc.source, "failed", error=reason)

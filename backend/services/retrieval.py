@@ -1,0 +1,208 @@
+"""The retrieval pipeline shared by /search, /chat and the CLI: prefetch -> rerank -> dynamic top-k."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from psycopg_pool import ConnectionPool
+
+from backend.config import Settings
+from backend.db.repositories import retrieval as retrieval_repo
+from backend.embeddings import Embedder
+from backend.errors import InvalidInput
+from backend.retrieval.filters import to_containment
+from backend.retrieval.rerank import RerankWeights, dynamic_top_k, final_score, keyword_coverage, starts_with_heading
+from backend.text import clean_query, query_terms
+
+Mode = Literal["hybrid", "vector", "fulltext"]
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    top_k: int | None = None
+    mode: Mode | None = None
+    dynamic: bool = True
+    filters: dict[str, Any] | None = None
+
+
+@dataclass
+class ScoredChunk:
+    chunk_id: int
+    document_id: uuid.UUID
+    external_id: str
+    title: str
+    heading_path: list[str]
+    position: int
+    content: str
+    content_hash: str
+    metadata: dict[str, Any]
+    vector_rank: int | None
+    full_text_rank: int | None
+    rrf_score: float | None
+    similarity: float | None  # cosine to the query (None in full-text mode)
+    rerank_similarity: float = 0.0  # what entered the reranker as "similarity"
+    keyword_coverage: float = 0.0
+    structure_bonus: float = 0.0
+    final_score: float = 0.0
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+    def why(self) -> dict[str, Any]:
+        """The features that put this chunk where it is (stored with citations for audits)."""
+        keys = ("vector_rank", "full_text_rank", "rrf_score", "similarity", "rerank_similarity",
+                "keyword_coverage", "structure_bonus", "final_score")
+        return {k: _round(getattr(self, k)) for k in keys}
+
+
+@dataclass
+class SearchResult:
+    query: str
+    mode: Mode
+    results: list[ScoredChunk]
+    candidates: list[ScoredChunk]  # every prefetched chunk, reranked (results are a prefix)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+def _round(v: Any) -> Any:
+    return round(v, 6) if isinstance(v, float) else v
+
+
+class RetrievalService:
+    """Three-stage retrieval over the SQL functions."""
+
+    def __init__(self, pool: ConnectionPool, embedder: Embedder, settings: Settings) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.settings = settings
+        self.weights = RerankWeights(settings.rag_rerank_similarity_weight, settings.rag_rerank_coverage_weight,
+                                     settings.rag_structure_bonus)
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        s = self.settings
+        query = clean_query(request.query)
+        if not query:
+            raise InvalidInput("query is empty")
+        if len(query) > s.max_query_chars:
+            raise InvalidInput(f"query has {len(query)} characters; the limit is {s.max_query_chars}")
+        top_k_max = request.top_k or s.rag_top_k_max
+        if top_k_max < 1 or top_k_max > 100:
+            raise InvalidInput("top_k must be between 1 and 100")
+        filters = to_containment(request.filters, s.metadata_whitelist)
+        terms = query_terms(query)
+        mode = self._mode(request.mode, terms)
+        timings: dict[str, float] = {}
+
+        t0 = time.perf_counter()
+        embedding = self.embedder.embed_query(query) if mode != "fulltext" else None
+        timings["embed_ms"] = _ms(t0)
+
+        prefetch_k = max(s.rag_prefetch_k, top_k_max)
+        t0 = time.perf_counter()
+        rows = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters)
+        timings["prefetch_ms"] = _ms(t0)
+
+        t0 = time.perf_counter()
+        candidates = self._rerank(rows, terms, mode)
+        timings["rerank_ms"] = _ms(t0)
+
+        t0 = time.perf_counter()
+        if request.dynamic:
+            keep = dynamic_top_k([c.final_score for c in candidates], top_k_min=min(s.rag_top_k_min, top_k_max),
+                                 top_k_max=top_k_max, drop_ratio=s.rag_similarity_drop_ratio)
+        else:
+            keep = min(top_k_max, len(candidates))
+        results = candidates[:keep]
+        timings["cut_ms"] = _ms(t0)
+
+        diagnostics = {
+            "query": query,
+            "query_terms": terms,
+            "mode": mode,
+            "embedding_model": self.embedder.model_id if embedding is not None else None,
+            "parameters": {
+                "prefetch_k": prefetch_k, "top_k_min": min(s.rag_top_k_min, top_k_max), "top_k_max": top_k_max,
+                "dynamic": request.dynamic, "drop_ratio": s.rag_similarity_drop_ratio,
+                "min_similarity": s.rag_min_similarity if mode == "vector" else None,
+                "rrf_k": s.rag_rrf_k, "full_text_weight": s.rag_full_text_weight,
+                "semantic_weight": s.rag_semantic_weight, "rerank_similarity": self._similarity_source(mode),
+                "rerank_weights": asdict(self.weights), "filters": filters,
+            },
+            "stages": {
+                "prefetch": {"count": len(rows), "ms": timings["prefetch_ms"], "embed_ms": timings["embed_ms"]},
+                "rerank": {"count": len(candidates), "ms": timings["rerank_ms"]},
+                "top_k": {"count": len(results), "ms": timings["cut_ms"]},
+            },
+            "total_ms": round(sum(timings.values()), 3),
+        }
+        return SearchResult(query, mode, results, candidates, diagnostics)
+
+    def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
+        if requested == "fulltext":
+            if not terms:
+                raise InvalidInput("full-text mode needs at least one significant word in the query")
+            return "fulltext"
+        if requested == "vector":
+            return "vector"
+        if requested == "hybrid" or (requested is None and self.settings.rag_hybrid_enabled):
+            return "hybrid" if terms else "vector"  # a query of stopwords only has no text leg
+        return "vector"
+
+    def _prefetch(self, mode: Mode, query_text: str, embedding: np.ndarray | None, k: int,
+                  filters: dict[str, Any]) -> list[dict[str, Any]]:
+        s = self.settings
+        with self.pool.connection() as conn:
+            if mode == "vector":
+                assert embedding is not None
+                return retrieval_repo.match_documents(
+                    conn, query_embedding=embedding, match_count=k, min_similarity=s.rag_min_similarity,
+                    filter=filters, embedding_model=self.embedder.model_id, ef_search=s.rag_hnsw_ef_search)
+            return retrieval_repo.hybrid_search(
+                conn, query_text=query_text, query_embedding=embedding, match_count=k,
+                full_text_weight=s.rag_full_text_weight if mode == "hybrid" else 1.0,
+                semantic_weight=s.rag_semantic_weight if mode == "hybrid" else 0.0, rrf_k=s.rag_rrf_k,
+                filter=filters, embedding_model=self.embedder.model_id if embedding is not None else None,
+                candidate_count=s.rag_candidate_count, ef_search=s.rag_hnsw_ef_search)
+
+    def _similarity_source(self, mode: Mode) -> str:
+        if mode == "vector":
+            return "cosine"
+        if mode == "fulltext":
+            return "full_text_score / best"
+        return "cosine" if self.settings.rag_rerank_similarity == "cosine" else "rrf_score / best"
+
+    def _rerank(self, rows: list[dict[str, Any]], terms: list[str], mode: Mode) -> list[ScoredChunk]:
+        source = self._similarity_source(mode)
+        best_rrf = max((r.get("rrf_score") or 0.0 for r in rows), default=0.0) or 1.0
+        best_ft = max((r.get("full_text_score") or 0.0 for r in rows), default=0.0) or 1.0
+        out = []
+        for r in rows:
+            chunk = ScoredChunk(
+                chunk_id=r["id"], document_id=r["document_id"], external_id=r["external_id"], title=r["title"],
+                heading_path=list(r["heading_path"] or []), position=r["position"], content=r["content"],
+                content_hash=r["content_hash"], metadata=r["metadata"], vector_rank=r.get("vector_rank"),
+                full_text_rank=r.get("full_text_rank"), rrf_score=r.get("rrf_score"), similarity=r["similarity"])
+            if source == "cosine":
+                chunk.rerank_similarity = chunk.similarity or 0.0
+            elif source == "rrf_score / best":
+                chunk.rerank_similarity = (chunk.rrf_score or 0.0) / best_rrf
+            else:
+                chunk.rerank_similarity = (r.get("full_text_score") or 0.0) / best_ft
+            text = " ".join([chunk.title, *chunk.heading_path, chunk.content])
+            chunk.keyword_coverage = keyword_coverage(terms, text)
+            heading = starts_with_heading(chunk.content)
+            chunk.structure_bonus = self.weights.structure_bonus if heading else 0.0
+            chunk.final_score = final_score(chunk.rerank_similarity, chunk.keyword_coverage, heading, self.weights)
+            out.append(chunk)
+        # Stable on ties: the prefetch order (RRF or cosine) breaks them.
+        return sorted(out, key=lambda c: -c.final_score)
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)

@@ -1,0 +1,343 @@
+"""The LLM layer: prompt files, the extractive fallback, Gemini over HTTP (a local fake), the factory."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+import pytest
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from backend.config import Settings
+from backend.errors import ProviderError
+from backend.llm import (
+    ExtractiveLLM,
+    GeminiLLM,
+    PromptError,
+    ScriptedLLM,
+    SourceText,
+    Turn,
+    create_llm,
+    format_sources,
+    load_prompt,
+)
+
+PROMPT_VARIABLES = {
+    "answer_system": set(),
+    "answer_user": {"question", "sources"},
+    "rewrite_followup": {"history", "message"},
+    "gap_queries": {"question", "evidence_summary", "max_queries"},
+    "not_found_zh": set(),
+    "not_found_en": set(),
+}
+
+KANGAROO = [
+    SourceText(3, "尤金袋鼠", "概述", "尤金袋鼠是一种小型袋鼠。它们在夜间活动，以草为食。"),
+    SourceText(7, "尤金袋鼠", "分布", "尤金袋鼠分布在澳洲南部岛屿及西岸地区。1998年的调查记录了数千只。"),
+    SourceText(9, "树袋熊", "", "树袋熊以桉树叶为食，分布在澳洲东部。"),
+]
+PANTHERS = [
+    SourceText(1, "Carolina Panthers", "History",
+               "The Carolina Panthers are a professional American football team. The team was founded "
+               "in 1993 by Jerry Richardson. It plays its home games in Charlotte."),
+    SourceText(2, "NFL", "", "The NFL has 32 teams. Two expansion teams joined in 1995."),
+]
+
+
+def markers(text: str) -> set[int]:
+    return {int(n) for n in re.findall(r"\[(\d+)\]", text)}
+
+
+# --- prompts ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "variables"), PROMPT_VARIABLES.items())
+def test_every_prompt_renders_with_its_declared_variables(name: str, variables: set[str]) -> None:
+    prompt = load_prompt(name)
+    assert set(prompt.variables) == variables
+    rendered = prompt.render(**{v: f"<{v} value>" for v in variables})
+    assert all(f"<{v} value>" in rendered for v in variables)
+    assert not re.search(r"\{[a-z_]+\}", rendered)
+
+
+def test_render_names_the_missing_variable() -> None:
+    with pytest.raises(PromptError, match="missing question"):
+        load_prompt("answer_user").render(sources="[1] x")
+
+
+def test_render_rejects_an_unknown_variable() -> None:
+    with pytest.raises(PromptError, match="unknown questoin"):
+        load_prompt("answer_user").render(question="q", sources="s", questoin="typo")
+
+
+def test_values_with_braces_are_inserted_verbatim() -> None:
+    rendered = load_prompt("answer_user").render(question="{sources}", sources='{"a": 1}')
+    assert "Question: {sources}" in rendered
+    assert '{"a": 1}' in rendered
+
+
+def test_prompts_are_read_once_and_unknown_names_fail() -> None:
+    assert load_prompt("answer_user") is load_prompt("answer_user")
+    with pytest.raises(PromptError, match="no prompt file"):
+        load_prompt("does_not_exist")
+
+
+def test_sources_block_shows_number_title_heading_and_content() -> None:
+    block = format_sources([KANGAROO[1], KANGAROO[2]])
+    assert block == (
+        "[7] 尤金袋鼠 > 分布\n尤金袋鼠分布在澳洲南部岛屿及西岸地区。1998年的调查记录了数千只。\n\n"
+        "[9] 树袋熊\n树袋熊以桉树叶为食，分布在澳洲东部。"
+    )
+
+
+# --- extractive ------------------------------------------------------------------------------------
+
+
+def test_extractive_quotes_the_chinese_sentence_that_answers() -> None:
+    answer = "".join(ExtractiveLLM().answer("尤金袋鼠分布在哪些地区？", KANGAROO))
+    assert answer.startswith("尤金袋鼠分布在澳洲南部岛屿及西岸地区。[7]")
+    assert markers(answer) <= {3, 7, 9}
+
+
+def test_extractive_quotes_the_english_sentence_that_answers() -> None:
+    answer = "".join(ExtractiveLLM().answer("Who founded the Carolina Panthers?", PANTHERS))
+    assert "founded in 1993 by Jerry Richardson.[1]" in answer
+    assert markers(answer) == {1}
+
+
+def test_extractive_prefers_sentences_from_different_sources() -> None:
+    sources = [
+        SourceText(1, "a", "", "袋鼠分布在澳洲。袋鼠分布在澳洲大陆。"),
+        SourceText(2, "b", "", "袋鼠分布在新几内亚。"),
+    ]
+    answer = "".join(ExtractiveLLM().answer("袋鼠分布在哪里", sources))
+    assert markers(answer) == {1, 2}
+
+
+def test_extractive_streams_one_delta_per_sentence() -> None:
+    deltas = list(ExtractiveLLM().answer("尤金袋鼠吃什么，分布在哪里？", KANGAROO))
+    assert len(deltas) >= 2
+    assert " " not in "".join(deltas)
+    assert all(re.search(r"\[\d+\]$", d) for d in deltas)
+
+
+def test_extractive_spaces_english_sentences_only() -> None:
+    sources = [PANTHERS[1], SourceText(5, "袋鼠", "", "袋鼠队成立于1995年。")]
+    answer = "".join(ExtractiveLLM().answer("1995", sources))
+    assert answer == "Two expansion teams joined in 1995.[2] 袋鼠队成立于1995年。[5]"
+
+
+def test_extractive_never_answers_empty() -> None:
+    answer = "".join(ExtractiveLLM().answer("今天天气怎么样？", KANGAROO))
+    assert answer == "尤金袋鼠是一种小型袋鼠。[3]"
+
+
+def test_extractive_cuts_long_sentences() -> None:
+    source = SourceText(4, "t", "", "袋鼠" + "很" * 500 + "大。")
+    answer = "".join(ExtractiveLLM().answer("袋鼠", [source]))
+    assert answer.endswith("…[4]")
+    assert len(answer) <= 204
+
+
+def test_extractive_cannot_complete() -> None:
+    assert ExtractiveLLM().complete("system", "prompt") is None
+
+
+# --- scripted --------------------------------------------------------------------------------------
+
+
+def test_scripted_llm_plays_back_and_records() -> None:
+    llm = ScriptedLLM(answers=["第一个答案[1]", "第二个答案[2]"], completions=["rewritten"])
+    history = (Turn("user", "hi"),)
+    first = list(llm.answer("q1", KANGAROO[:1], history))
+    assert len(first) > 1
+    assert "".join(first) == "第一个答案[1]"
+    assert "".join(llm.answer("q2", KANGAROO)) == "第二个答案[2]"
+    assert "".join(llm.answer("q3", KANGAROO)) == "第二个答案[2]"  # the last answer repeats
+    assert [c.question for c in llm.calls] == ["q1", "q2", "q3"]
+    assert llm.calls[0].sources == (KANGAROO[0],)
+    assert llm.calls[0].history == history
+    assert llm.complete("sys", "prompt") == "rewritten"
+    assert llm.complete_calls[0].prompt == "prompt"
+    assert ScriptedLLM().complete("sys", "prompt") is None
+
+
+def test_scripted_llm_raises_a_scripted_error_while_streaming() -> None:
+    stream = ScriptedLLM(answers=[ProviderError("down")]).answer("q", KANGAROO)
+    with pytest.raises(ProviderError, match="down"):
+        next(stream)
+
+
+# --- Gemini against a local fake server ------------------------------------------------------------
+
+
+class FakeGemini:
+    """Replies to generateContent / streamGenerateContent with queued responses and records requests."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.replies: list[tuple[int, str, str]] = []
+        self.requests: list[tuple[str, dict, dict]] = []
+
+    def reply_text(self, text: str) -> None:
+        self.replies.append((200, json.dumps(_response(text)), "application/json"))
+
+    def reply_stream(self, *texts: str, finish: str = "STOP") -> None:
+        chunks = [_response(t) for t in texts] or [_response("")]
+        chunks[-1]["candidates"][0]["finishReason"] = finish
+        body = "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in chunks)
+        self.replies.append((200, body, "text/event-stream"))
+
+    def reply_error(self, code: int, status: str, message: str) -> None:
+        body = {"error": {"code": code, "message": message, "status": status}}
+        self.replies.append((code, json.dumps(body), "application/json"))
+
+
+def _response(text: str) -> dict:
+    parts = [{"text": text}] if text else []
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]}
+
+
+@pytest.fixture
+def fake_gemini() -> Iterator[FakeGemini]:
+    fake = FakeGemini()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            fake.requests.append((self.path, body, dict(self.headers)))
+            status, payload, content_type = fake.replies.pop(0)
+            data = payload.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_port}"
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+def gemini(fake: FakeGemini | SimpleNamespace, retries: int = 2) -> GeminiLLM:
+    settings = Settings(
+        _env_file=None, gemini_api_key="test-key", gemini_base_url=fake.url,
+        gemini_chat_model="gemini-2.5-flash", llm_max_retries=retries, llm_timeout_s=5,
+    )
+    return GeminiLLM(settings, backoff_s=0.001)
+
+
+def test_gemini_complete_posts_generate_content(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_text("尤金袋鼠的作者是谁？")
+    assert gemini(fake_gemini).complete("Rewrite queries.", "那它的作者是谁？") == "尤金袋鼠的作者是谁？"
+    path, body, headers = fake_gemini.requests[0]
+    assert path.endswith("/models/gemini-2.5-flash:generateContent")
+    assert headers["x-goog-api-key"] == "test-key"
+    assert body["systemInstruction"]["parts"][0]["text"] == "Rewrite queries."
+    assert body["contents"][0]["parts"][0]["text"] == "那它的作者是谁？"
+
+
+def test_gemini_answer_streams_sse_chunks(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_stream("尤金袋鼠分布在", "澳洲南部岛屿", "及西岸地区。[7]")
+    history = [Turn("user", "尤金袋鼠是什么？"), Turn("assistant", "一种小型袋鼠。[3]")]
+    deltas = list(gemini(fake_gemini).answer("它分布在哪里？", KANGAROO, history))
+    assert deltas == ["尤金袋鼠分布在", "澳洲南部岛屿", "及西岸地区。[7]"]
+    path, body, _ = fake_gemini.requests[0]
+    assert path.endswith(":streamGenerateContent?alt=sse")
+    assert body["systemInstruction"]["parts"][0]["text"] == load_prompt("answer_system").render()
+    assert [c["role"] for c in body["contents"]] == ["user", "model", "user"]
+    prompt = body["contents"][-1]["parts"][0]["text"]
+    assert "[7] 尤金袋鼠 > 分布\n尤金袋鼠分布在澳洲南部岛屿" in prompt
+    assert prompt.rstrip().endswith("Answer using only the sources above and cite them as [n].")
+    assert "Question: 它分布在哪里？" in prompt
+
+
+def test_gemini_retries_503_then_succeeds(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_error(503, "UNAVAILABLE", "The model is overloaded.")
+    fake_gemini.reply_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
+    fake_gemini.reply_stream("答案[3]")
+    assert "".join(gemini(fake_gemini).answer("尤金袋鼠是什么？", KANGAROO)) == "答案[3]"
+    assert len(fake_gemini.requests) == 3
+
+
+def test_gemini_gives_up_after_max_retries(fake_gemini: FakeGemini) -> None:
+    for _ in range(2):
+        fake_gemini.reply_error(503, "UNAVAILABLE", "The model is overloaded.")
+    with pytest.raises(ProviderError, match="failed after 2 attempts: 503 UNAVAILABLE The model is"):
+        gemini(fake_gemini, retries=1).complete("", "prompt")
+
+
+def test_gemini_does_not_retry_a_bad_request(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_error(400, "INVALID_ARGUMENT", "API key not valid.")
+    with pytest.raises(ProviderError, match="rejected the request: 400 INVALID_ARGUMENT API key not valid"):
+        list(gemini(fake_gemini).answer("q", KANGAROO))
+    assert len(fake_gemini.requests) == 1
+
+
+def test_gemini_retries_an_unreachable_server_then_explains() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(ProviderError, match="failed after 2 attempts: ConnectError"):
+        gemini(SimpleNamespace(url=url), retries=1).complete("", "prompt")
+
+
+def test_gemini_reports_an_answer_without_text(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_stream(finish="SAFETY")
+    with pytest.raises(ProviderError, match="no text.*SAFETY"):
+        list(gemini(fake_gemini).answer("q", KANGAROO))
+
+
+def test_gemini_does_not_retry_once_text_was_streamed() -> None:
+    calls = []
+
+    def broken_stream(**kwargs: object) -> Iterator[types.GenerateContentResponse]:
+        calls.append(kwargs)
+        yield types.GenerateContentResponse.model_validate(_response("尤金袋鼠"))
+        raise genai_errors.ServerError(503, {"error": {"code": 503, "status": "UNAVAILABLE", "message": "x"}})
+
+    client = SimpleNamespace(models=SimpleNamespace(generate_content_stream=broken_stream))
+    llm = GeminiLLM(Settings(_env_file=None, llm_max_retries=3), client=client, backoff_s=0.001)
+    stream = llm.answer("q", KANGAROO)
+    assert next(stream) == "尤金袋鼠"
+    with pytest.raises(ProviderError, match="broke off"):
+        next(stream)
+    assert len(calls) == 1
+
+
+# --- factory ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "LLM_PROVIDER", "GEMINI_BASE_URL", "GEMINI_CHAT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("no_llm_env")
+def test_factory_chooses_by_settings() -> None:
+    assert isinstance(create_llm(Settings(_env_file=None)), ExtractiveLLM)
+    llm = create_llm(Settings(_env_file=None, gemini_api_key="k"))
+    assert isinstance(llm, GeminiLLM)
+    assert (llm.name, llm.generator) == ("gemini-2.5-flash", "gemini")
+    forced = Settings(_env_file=None, gemini_api_key="k", llm_provider="extractive")
+    assert isinstance(create_llm(forced), ExtractiveLLM)
+
+
+@pytest.mark.usefixtures("no_llm_env")
+def test_factory_explains_a_missing_key() -> None:
+    with pytest.raises(ProviderError, match="GEMINI_API_KEY"):
+        create_llm(Settings(_env_file=None, llm_provider="gemini"))
