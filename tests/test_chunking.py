@@ -44,7 +44,9 @@ def test_heading_starts_a_chunk_and_sets_heading_path():
 
 def test_heading_without_body_joins_the_next_section():
     chunks = chunk_text("# 手册\n\n## 安装 ##\n\n下载。", content_type=MD)
-    assert [(c.content, c.heading_path) for c in chunks] == [("# 手册\n\n## 安装 ##\n\n下载。", ("手册", "安装"))]
+    assert [(c.content, c.heading_path) for c in chunks] == [
+        ("# 手册\n\n## 安装 ##\n\n下载。", ("手册", "安装")),
+    ]
 
 
 def test_later_chunks_of_a_section_keep_the_path_but_not_the_heading_line():
@@ -139,7 +141,8 @@ def test_no_text_is_lost_without_overlap(text, size, content_type):
 def test_chunks_fit_the_size_unless_they_hold_a_fence(text, size, overlap_share, content_type):
     chunks = chunk_text(text, content_type=content_type, size=size, overlap=int(size * overlap_share))
     for chunk in chunks:
-        assert chunk.content and chunk.content == chunk.content.strip()
+        assert chunk.content
+        assert chunk.content == chunk.content.strip()
         assert len(chunk.content) <= size or (content_type == MD and re.search(r"```|~~~", chunk.content))
 
 

@@ -22,8 +22,8 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
     for page_id, text in zip(page_ids, pages, strict=True):
         stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode() if text else b""
-        bodies.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R "
-                      f">> >> /Contents {page_id + 1} 0 R >>".encode())
+        bodies.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                      f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode())
         bodies.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
     info = ""
     if title:
@@ -59,7 +59,8 @@ def load_one(path: Path) -> LoadedDocument | LoadFailure:
 
 def test_markdown_title_is_the_first_h1_outside_code(tmp_path):
     path = tmp_path / "guide.md"
-    path.write_text("```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。\r\n", encoding="utf-8")
+    path.write_text("```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。\r\n",
+                    encoding="utf-8")
     doc = load_one(path)
     assert doc == LoadedDocument(title="安装指南", content="```sh\n# a shell comment\n```\n\n## Intro\n\n"
                                  "# 安装指南 #\n\n正文。", source=str(path), filename="guide.md",
@@ -99,7 +100,8 @@ def test_legacy_encodings_decode(tmp_path, text, encoding):
         (b"  \n\t\r\n  ", "empty file"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
         (bytes(range(1, 32)) * 20, "binary file"),
-        (bytes(range(0x80, 0x100)) * 4, "cannot decode as text (tried utf-8, gb18030, big5 and charset detection)"),
+        (bytes(range(0x80, 0x100)) * 4,
+         "cannot decode as text (tried utf-8, gb18030, big5 and charset detection)"),
     ],
 )
 def test_unreadable_text_files_fail_with_a_reason(tmp_path, data, reason):
@@ -147,8 +149,8 @@ def test_html_becomes_readable_text_with_markdown_headings(tmp_path):
     path.write_text(PAGE, encoding="utf-8")
     doc = load_one(path)
     assert (doc.title, doc.content_type) == ("发布 说明", "text/html")
-    assert doc.content == ("# 版本 2.0\n\n新增 混合检索&重排。\n\nSecond paragraph.\nNew line.\n\n### 细节\n\n"
-                           "- 一\n- 二\n\n```\ndef f():\n    return 1\n```")
+    assert doc.content == ("# 版本 2.0\n\n新增 混合检索&重排。\n\nSecond paragraph.\nNew line.\n\n"
+                           "### 细节\n\n- 一\n- 二\n\n```\ndef f():\n    return 1\n```")
 
 
 def test_html_title_falls_back_to_h1_then_stem(tmp_path):
@@ -215,7 +217,9 @@ def test_jsonl_rows_become_documents_and_bad_lines_fail_alone(tmp_path):
         ("d1", "泡泡战士", "基于跑跑卡丁车开发的游戏。", {}),
         ("d2", "", "Second.", {"tags": ["a"]}),  # keys outside the whitelist are dropped
     ]
-    assert {(d.source, d.filename, d.content_type) for d in docs} == {(str(path), "corpus.jsonl", "text/plain")}
+    assert {(d.source, d.filename, d.content_type) for d in docs} == {
+        (str(path), "corpus.jsonl", "text/plain"),
+    }
     reasons = [i.reason for i in items if isinstance(i, LoadFailure)]
     assert [r.split(":")[0] for r in reasons] == ["line 2", "line 3", "line 5", "line 6", "line 7", "line 9"]
     assert reasons[0].startswith("line 2: invalid JSON")
@@ -232,7 +236,8 @@ def test_binary_or_empty_jsonl_fails_once(tmp_path):
 # --- uploads ---------------------------------------------------------------------------------------
 
 def test_load_bytes_reads_an_upload():
-    [doc] = load_bytes("# 标题\n\n内容。".encode("gb18030"), "C:\\Users\\me\\说明.md", "application/octet-stream")
+    data = "# 标题\n\n内容。".encode("gb18030")
+    [doc] = load_bytes(data, "C:\\Users\\me\\说明.md", "application/octet-stream")
     assert (doc.title, doc.content, doc.source, doc.filename, doc.external_id) == (
         "标题", "# 标题\n\n内容。", "upload", "说明.md", None)
 

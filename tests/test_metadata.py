@@ -53,7 +53,8 @@ def test_chunk_metadata_fields():
     meta = chunk_metadata(ZH, min_chars=20, sat_len=200, keyphrase_top_k=5)
     assert (meta["lang"], meta["text_len"], meta["too_short"]) == ("zh", len(ZH), False)
     assert 0.9 < meta["quality_score"] <= 1.0
-    assert 1 <= len(meta["keyphrases"]) <= 5 and "检索" in meta["keyphrases"]
+    assert 1 <= len(meta["keyphrases"]) <= 5
+    assert "检索" in meta["keyphrases"]
     short = chunk_metadata("Too short.", min_chars=20, sat_len=200, keyphrase_top_k=0)
     assert (short["lang"], short["too_short"], short["keyphrases"]) == ("en", True, [])
 
@@ -104,6 +105,7 @@ def test_validate_metadata_returns_a_copy_of_valid_metadata():
     metadata = {"tags": ["a"], "text_len": 3.0, "too_short": False, "created_at": "2024-05-01T08:00:00Z",
                 "quality_score": 0.5, "lang": "zh"}
     result = validate_metadata(metadata, DEFAULT_METADATA_WHITELIST)
-    assert result == metadata and result is not metadata
+    assert result == metadata
+    assert result is not metadata
     with pytest.raises(InvalidInput, match="must be a JSON object"):
         validate_metadata(["tags"], DEFAULT_METADATA_WHITELIST)  # type: ignore[arg-type]

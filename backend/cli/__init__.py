@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     db_commands.register(sub)
-    for module_name in ("ingest_commands", "query_commands", "server_commands"):
+    for module_name in ("ingest_commands", "query_commands", "server_commands", "calibrate_commands"):
         try:
             module = __import__(f"backend.cli.{module_name}", fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -23,6 +23,8 @@ _SOFT_BREAK = re.compile(r"[，、,：:；;\s]")
 
 @dataclass(frozen=True)
 class Chunk:
+    """A piece of a document: its 0-based position, text, and the Markdown headings above it."""
+
     position: int
     content: str
     heading_path: tuple[str, ...]
@@ -102,7 +104,7 @@ def _markdown_units(text: str) -> list[_Unit]:
 
 
 def _fence_end(lines: list[str], start: int, opener: str) -> int:
-    """Index after the closing fence line (same character, at least as long); an open fence runs to the end."""
+    """Index after the closing fence (same character, at least as long); an open fence runs to the end."""
     for j in range(start + 1, len(lines)):
         close = _FENCE.match(lines[j])
         if close and close.group(1)[0] == opener[0] and len(close.group(1)) >= len(opener) \

@@ -43,6 +43,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class LoadedDocument:
+    """One document's readable text and provenance, ready for chunking."""
+
     title: str
     content: str
     source: str
@@ -54,6 +56,8 @@ class LoadedDocument:
 
 @dataclass
 class LoadFailure:
+    """A file (or JSONL line) that could not be read, and why; a batch goes on past it."""
+
     source: str
     reason: str
 
@@ -87,7 +91,8 @@ def load_bytes(
     name = re.split(r"[\\/]", filename)[-1] or "upload"
     suffix = _suffix_for(name, content_type)
     if suffix == ".jsonl":
-        items = list(read_jsonl(io.BytesIO(data), source="upload", filename=name, whitelist=metadata_whitelist))
+        rows = read_jsonl(io.BytesIO(data), source="upload", filename=name, whitelist=metadata_whitelist)
+        items = list(rows)
         failures = [item.reason for item in items if isinstance(item, LoadFailure)]
         if failures:
             more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
@@ -193,17 +198,19 @@ def read_jsonl(
         empty = False
         try:
             doc = _jsonl_row(raw, source=source, filename=filename, whitelist=whitelist, dropped=dropped)
-            if doc.external_id in seen:
-                raise UnsupportedDocument(f"duplicate _id {doc.external_id!r} (first on line {seen[doc.external_id]})")
+            ident = str(doc.external_id)
+            if ident in seen:
+                raise UnsupportedDocument(f"duplicate _id {ident!r} (first on line {seen[ident]})")
         except (UnsupportedDocument, InvalidInput) as exc:
             yield LoadFailure(source, f"line {number}: {exc}")
             continue
-        seen[doc.external_id] = number
+        seen[ident] = number
         yield doc
     if empty:
         yield LoadFailure(source, "empty file")
     if dropped:
-        logger.warning("%s: metadata keys outside the whitelist were dropped: %s", source, ", ".join(sorted(dropped)))
+        logger.warning("%s: metadata keys outside the whitelist dropped: %s", source,
+                       ", ".join(sorted(dropped)))
 
 
 def _jsonl_row(raw: bytes, *, source: str, filename: str, whitelist: Sequence[str],

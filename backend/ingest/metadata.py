@@ -75,7 +75,7 @@ def document_metadata(doc: LoadedDocument) -> dict:
 
 
 def validate_metadata(metadata: dict, whitelist: Sequence[str]) -> dict:
-    """A copy of metadata if every key is whitelisted and known keys have the right type; else InvalidInput."""
+    """A copy of metadata if all keys are whitelisted and known keys well typed; else InvalidInput."""
     if not isinstance(metadata, dict):
         raise InvalidInput(f"metadata must be a JSON object, not {type(metadata).__name__}")
     unknown = [str(key) for key in metadata if key not in whitelist]
@@ -83,7 +83,7 @@ def validate_metadata(metadata: dict, whitelist: Sequence[str]) -> dict:
         raise InvalidInput(
             f"metadata keys not allowed: {', '.join(sorted(unknown))} (allowed: {', '.join(whitelist)})"
         )
-    problems = [f"{key} {problem}" for key, value in metadata.items() if (problem := _type_problem(key, value))]
+    problems = [f"{key} {why}" for key, value in metadata.items() if (why := _type_problem(key, value))]
     if problems:
         raise InvalidInput("invalid metadata: " + "; ".join(problems))
     return dict(metadata)

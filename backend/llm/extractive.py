@@ -23,6 +23,8 @@ MIN_SENTENCE_WORD_CHARS = 4  # below this a "sentence" is a heading or list debr
 RANK_BONUS = 0.3  # what the top source gains over the last; less than one rare matching term
 SAME_SOURCE_FACTOR = 0.7  # a second sentence from an already quoted source must be clearly better
 RELATIVE_CUTOFF = 0.7  # extra sentences must come close to the best one
+CONTEXT_FACTOR = 0.5  # a term found only in the title/heading counts half: the sentence must carry the answer
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def _score_sentences(question: str, sources: Sequence[SourceText]) -> list[_Sent
                 continue
             # A sentence is read under its title: "The team was founded in 1993" answers
             # "Who founded the Panthers?" in a source titled "Carolina Panthers".
-            overlap = sum(w for term, w in weights.items() if sentence.has(term) or context.has(term))
+            overlap = sum(w if sentence.has(term) else w * CONTEXT_FACTOR
+                          for term, w in weights.items() if sentence.has(term) or context.has(term))
             scored.append(_Sentence(source.n, _shorten(text), overlap + bonus))
     return scored
 
@@ -102,6 +105,8 @@ def split_sentences(content: str) -> list[str]:
     """Sentences of a passage with markdown list/heading markers removed; debris dropped."""
     sentences = []
     for line in content.splitlines():
+        if _HEADING_LINE.match(line):
+            continue  # a heading names a section; it is not evidence
         for match in _SENTENCE.finditer(_MARKDOWN_PREFIX.sub("", line)):
             text = match.group().strip()
             if len(_WORD.findall(text)) >= MIN_SENTENCE_WORD_CHARS:

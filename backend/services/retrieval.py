@@ -52,7 +52,9 @@ class ScoredChunk:
 
     @property
     def heading(self) -> str:
-        return " > ".join(self.heading_path)
+        """The heading path for display, without a leading H1 that repeats the title."""
+        path = self.heading_path[1:] if self.heading_path[:1] == [self.title] else self.heading_path
+        return " > ".join(path)
 
     def why(self) -> dict[str, Any]:
         """The features that put this chunk where it is (stored with citations for audits)."""
@@ -194,7 +196,7 @@ class RetrievalService:
                 chunk.rerank_similarity = (chunk.rrf_score or 0.0) / best_rrf
             else:
                 chunk.rerank_similarity = (r.get("full_text_score") or 0.0) / best_ft
-            text = " ".join([chunk.title, *chunk.heading_path, chunk.content])
+            text = " ".join([chunk.title, chunk.heading, chunk.content])
             chunk.keyword_coverage = keyword_coverage(terms, text)
             heading = starts_with_heading(chunk.content)
             chunk.structure_bonus = self.weights.structure_bonus if heading else 0.0

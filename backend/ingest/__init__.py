@@ -1,0 +1,1 @@
+"""Ingestion: loaders (files to text), chunking and metadata."""
