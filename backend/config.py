@@ -117,9 +117,7 @@ class Settings(BaseSettings):
                 f"rag_top_k_min ({self.rag_top_k_min}) must not exceed rag_top_k_max ({self.rag_top_k_max})"
             )
         if not 0.0 < self.rag_similarity_drop_ratio <= 1.0:
-            problems.append(
-                f"rag_similarity_drop_ratio ({self.rag_similarity_drop_ratio}) must be in (0, 1]"
-            )
+            problems.append(f"rag_similarity_drop_ratio ({self.rag_similarity_drop_ratio}) must be in (0, 1]")
         for name in ("rag_full_text_weight", "rag_semantic_weight"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} ({getattr(self, name)}) must not be negative")

@@ -30,6 +30,7 @@ CUTOFFS = (1, 5, 10)
 
 # --- datasets ---------------------------------------------------------------------------------------
 
+
 @dataclass
 class Dataset:
     name: str
@@ -76,6 +77,7 @@ def count_lines(path: Path) -> int:
 
 # --- metrics ----------------------------------------------------------------------------------------
 
+
 def first_occurrences(ids: Iterable[str]) -> list[str]:
     """Document ids in rank order, each kept at its first (best) chunk."""
     return list(dict.fromkeys(ids))
@@ -88,7 +90,7 @@ def score_ranking(ranked_chunk_docs: Sequence[str], relevant: dict[str, int]) ->
     out["mrr@10"] = next((1.0 / (i + 1) for i, d in enumerate(docs) if d in relevant), 0.0)
     dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(docs))
     ideal = sorted(relevant.values(), reverse=True)[:10]
-    idcg = sum((2 ** r - 1) / math.log2(i + 2) for i, r in enumerate(ideal))
+    idcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(ideal))
     out["ndcg@10"] = dcg / idcg if idcg else 0.0
     return out
 
@@ -101,6 +103,7 @@ def mean_scores(per_query: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 # --- the scratch database ---------------------------------------------------------------------------
+
 
 def with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
@@ -129,6 +132,7 @@ def scratch_database(label: str, *, keep: bool = False) -> Iterator[str]:
 
 # --- reporting --------------------------------------------------------------------------------------
 
+
 def machine() -> dict[str, object]:
     """What ran the benchmark: core count and CPU model (noisy neighbours are not visible here)."""
     model = platform.processor() or "unknown"
@@ -150,8 +154,10 @@ def command_line(module: str) -> str:
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], align: str | None = None) -> str:
     """A GitHub Markdown table; align is one character per column (l or r), default l then r."""
     align = align or "l" + "r" * (len(headers) - 1)
-    lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|",
+    ]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 

@@ -83,30 +83,44 @@ def measure(dataset: str, texts: list[str], repeats: int) -> Row:
     for name, cut in TOKENIZERS.items():
         seconds[name], tokens[name] = best_time(cut, texts, repeats)
     pairs = list(zip(tokens["jieba"], tokens["rjieba"], strict=True))
-    return Row(dataset, len(texts), sum(map(len, texts)), seconds,
-               {name: sum(map(len, toks)) for name, toks in tokens.items()},
-               sum(jaccard(a, b) for a, b in pairs) / len(pairs), sum(a == b for a, b in pairs) / len(pairs))
+    return Row(
+        dataset,
+        len(texts),
+        sum(map(len, texts)),
+        seconds,
+        {name: sum(map(len, toks)) for name, toks in tokens.items()},
+        sum(jaccard(a, b) for a, b in pairs) / len(pairs),
+        sum(a == b for a, b in pairs) / len(pairs),
+    )
 
 
 def total(rows: list[Row]) -> Row:
     docs = sum(r.docs for r in rows)
-    return Row("**all**", docs, sum(r.chars for r in rows),
-               {n: sum(r.seconds[n] for r in rows) for n in TOKENIZERS},
-               {n: sum(r.tokens[n] for r in rows) for n in TOKENIZERS},
-               sum(r.mean_jaccard * r.docs for r in rows) / docs,
-               sum(r.identical_share * r.docs for r in rows) / docs)
+    return Row(
+        "**all**",
+        docs,
+        sum(r.chars for r in rows),
+        {n: sum(r.seconds[n] for r in rows) for n in TOKENIZERS},
+        {n: sum(r.tokens[n] for r in rows) for n in TOKENIZERS},
+        sum(r.mean_jaccard * r.docs for r in rows) / docs,
+        sum(r.identical_share * r.docs for r in rows) / docs,
+    )
 
 
 def render(rows: list[Row]) -> str:
-    lines = ["| dataset | docs | chars | jieba tokens/s | rjieba tokens/s | rjieba speed-up | jieba chars/s "
-             "| rjieba chars/s | mean Jaccard | identical docs |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| dataset | docs | chars | jieba tokens/s | rjieba tokens/s | rjieba speed-up | jieba chars/s "
+        "| rjieba chars/s | mean Jaccard | identical docs |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         rate = {n: r.tokens[n] / r.seconds[n] for n in TOKENIZERS}
         chars = {n: r.chars / r.seconds[n] for n in TOKENIZERS}
-        lines.append(f"| {r.dataset} | {r.docs} | {r.chars:,} | {rate['jieba']:,.0f} | {rate['rjieba']:,.0f} "
-                     f"| {r.seconds['jieba'] / r.seconds['rjieba']:.1f}x | {chars['jieba']:,.0f} "
-                     f"| {chars['rjieba']:,.0f} | {r.mean_jaccard:.4f} | {r.identical_share:.1%} |")
+        lines.append(
+            f"| {r.dataset} | {r.docs} | {r.chars:,} | {rate['jieba']:,.0f} | {rate['rjieba']:,.0f} "
+            f"| {r.seconds['jieba'] / r.seconds['rjieba']:.1f}x | {chars['jieba']:,.0f} "
+            f"| {chars['rjieba']:,.0f} | {r.mean_jaccard:.4f} | {r.identical_share:.1%} |"
+        )
     return "\n".join(lines)
 
 
@@ -121,8 +135,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"no */corpus.jsonl under {args.datasets}")
     rows = [measure(name, texts, args.repeats) for name, texts in corpora.items()]
     print(render([*rows, total(rows)]))
-    print(f"\nBest of {args.repeats} passes after a warm-up; search mode with HMM; tokens counted after "
-          "dropping punctuation and spaces, as backend.text.segment does.")
+    print(
+        f"\nBest of {args.repeats} passes after a warm-up; search mode with HMM; tokens counted after "
+        "dropping punctuation and spaces, as backend.text.segment does."
+    )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,13 @@ class BenchCache:
         tmp = self.path.with_name(self.path.stem + ".tmp.npz")
         passage_keys, passage_vectors = _pack(self.passages)
         query_keys, query_vectors = _pack(self.queries)
-        np.savez(tmp, passage_keys=passage_keys, passage_vectors=passage_vectors, query_keys=query_keys,
-                 query_vectors=query_vectors)
+        np.savez(
+            tmp,
+            passage_keys=passage_keys,
+            passage_vectors=passage_vectors,
+            query_keys=query_keys,
+            query_vectors=query_vectors,
+        )
         tmp.replace(self.path)
         self._saved = sizes
         return True
@@ -97,8 +102,9 @@ def seed_database_cache(conn: psycopg.Connection, *, model: str, vectors: Mappin
 
 def read_database_cache(conn: psycopg.Connection, *, model: str) -> dict[str, np.ndarray]:
     """Every vector public.embedding_cache holds for this model (after an ingest added some)."""
-    rows = conn.execute("select content_hash, embedding from embedding_cache where model = %(model)s",
-                        {"model": model}).fetchall()
+    rows = conn.execute(
+        "select content_hash, embedding from embedding_cache where model = %(model)s", {"model": model}
+    ).fetchall()
     return {r[0]: _as_array(r[1]) for r in rows}
 
 

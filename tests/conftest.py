@@ -35,7 +35,9 @@ def server_url() -> str:
     external = os.environ.get("TEST_DATABASE_URL", "").strip()
     if external:
         return external
-    return start_embedded_server(Path(os.environ.get("TEST_EMBEDDED_DB_DIR", PROJECT_ROOT / ".data/test-postgres")))
+    return start_embedded_server(
+        Path(os.environ.get("TEST_EMBEDDED_DB_DIR", PROJECT_ROOT / ".data/test-postgres"))
+    )
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +79,7 @@ def db(database_url: str) -> Iterator[psycopg.Connection]:
 
 # --- services and the HTTP API over the session database ---------------------------------------
 
+
 @pytest.fixture
 def settings():
     """Settings from defaults only (a developer's .env must not leak into tests)."""
@@ -102,8 +105,13 @@ def make_services(database_url, db, settings, scripted_llm):
 
     def make(*, embedder=None, llm=None, **overrides):
         s = settings.model_copy(update=overrides) if overrides else settings
-        services = build_services(s, database_url=database_url, embedder=embedder or HashingEmbedder(),
-                                  llm=llm or scripted_llm, migrate=False)
+        services = build_services(
+            s,
+            database_url=database_url,
+            embedder=embedder or HashingEmbedder(),
+            llm=llm or scripted_llm,
+            migrate=False,
+        )
         built.append(services)
         return services
 

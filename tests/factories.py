@@ -27,30 +27,49 @@ def axis(i: int, dims: int = 384) -> np.ndarray:
     return v
 
 
-def insert_document(conn: psycopg.Connection, *, external_id: str | None = None, title: str = "",
-                    metadata: dict | None = None) -> uuid.UUID:
+def insert_document(
+    conn: psycopg.Connection, *, external_id: str | None = None, title: str = "", metadata: dict | None = None
+) -> uuid.UUID:
     external_id = external_id or uuid.uuid4().hex
     row = conn.execute(
         "insert into documents (external_id, title, content_hash, metadata) "
         "values (%(external_id)s, %(title)s, %(hash)s, %(metadata)s) returning id",
-        {"external_id": external_id, "title": title, "hash": hashlib.sha256(external_id.encode()).hexdigest(),
-         "metadata": json.dumps(metadata or {})},
+        {
+            "external_id": external_id,
+            "title": title,
+            "hash": hashlib.sha256(external_id.encode()).hexdigest(),
+            "metadata": json.dumps(metadata or {}),
+        },
     ).fetchone()
     assert row is not None
     return row[0]
 
 
-def insert_chunk(conn: psycopg.Connection, document_id: uuid.UUID, content: str, embedding: np.ndarray, *,
-                 position: int = 0, model: str = "test-model@384", metadata: dict | None = None,
-                 tokens: str | None = None) -> int:
+def insert_chunk(
+    conn: psycopg.Connection,
+    document_id: uuid.UUID,
+    content: str,
+    embedding: np.ndarray,
+    *,
+    position: int = 0,
+    model: str = "test-model@384",
+    metadata: dict | None = None,
+    tokens: str | None = None,
+) -> int:
     row = conn.execute(
         "insert into chunks (document_id, position, content, content_hash, content_tokens, embedding, "
         "embedding_model, metadata) values (%(doc)s, %(pos)s, %(content)s, %(hash)s, %(tokens)s, "
         "%(embedding)s, %(model)s, %(metadata)s) returning id",
-        {"doc": document_id, "pos": position, "content": content,
-         "hash": hashlib.sha256(content.encode()).hexdigest(),
-         "tokens": index_tokens(content) if tokens is None else tokens,
-         "embedding": embedding, "model": model, "metadata": json.dumps(metadata or {})},
+        {
+            "doc": document_id,
+            "pos": position,
+            "content": content,
+            "hash": hashlib.sha256(content.encode()).hexdigest(),
+            "tokens": index_tokens(content) if tokens is None else tokens,
+            "embedding": embedding,
+            "model": model,
+            "metadata": json.dumps(metadata or {}),
+        },
     ).fetchone()
     assert row is not None
     return row[0]

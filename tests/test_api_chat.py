@@ -9,11 +9,17 @@ import pytest
 from backend.llm import ScriptedLLM
 
 DOCS = [
-    {"external_id": "kangaroo", "title": "尤金袋鼠",
-     "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。尤金袋鼠一书的作者是约翰·古尔德。"},
+    {
+        "external_id": "kangaroo",
+        "title": "尤金袋鼠",
+        "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。尤金袋鼠一书的作者是约翰·古尔德。",
+    },
     {"external_id": "koala", "title": "考拉", "content": "考拉生活在澳洲东部的桉树林中，以桉树叶为食。"},
-    {"external_id": "panthers", "title": "Carolina Panthers",
-     "content": "The Panthers defense gave up just 308 points, ranking sixth in the league."},
+    {
+        "external_id": "panthers",
+        "title": "Carolina Panthers",
+        "content": "The Panthers defense gave up just 308 points, ranking sixth in the league.",
+    },
 ]
 
 
@@ -35,9 +41,14 @@ def test_answer_keeps_valid_citations_removes_invalid_ones_and_persists_sources(
     assert body["answer"] == "尤金袋鼠分布在澳洲南部岛屿[1]，也见于其他地方。"
     assert body["diagnostics"]["citations"] == {"valid": [1], "invalid_removed": 1}
     first = body["sources"][0]
-    assert first["n"] == 1 and first["cited"] is True and first["external_id"] == "kangaroo"
-    assert {"vector_rank", "full_text_rank", "rrf_score", "keyword_coverage", "final_score"} <= set(first["why"])
-    assert first["content_hash"] and first["snippet"].startswith("尤金袋鼠")
+    assert first["n"] == 1
+    assert first["cited"] is True
+    assert first["external_id"] == "kangaroo"
+    assert {"vector_rank", "full_text_rank", "rrf_score", "keyword_coverage", "final_score"} <= set(
+        first["why"]
+    )
+    assert first["content_hash"]
+    assert first["snippet"].startswith("尤金袋鼠")
     # The model saw exactly the numbered sources that were stored.
     assert [s.n for s in scripted_llm.calls[0].sources] == [s["n"] for s in body["sources"]]
 
@@ -46,12 +57,15 @@ def test_answer_keeps_valid_citations_removes_invalid_ones_and_persists_sources(
     messages = corpus.get(f"/conversations/{body['conversation_id']}/messages").json()
     assert [m["role"] for m in messages] == ["user", "assistant"]
     stored = messages[1]
-    assert stored["id"] == body["message_id"] and stored["content"] == body["answer"]
-    assert [{k: v for k, v in s.items() if k not in ("stale", "stale_reason")} for s in stored["sources"]] \
-        == body["sources"]
+    assert stored["id"] == body["message_id"]
+    assert stored["content"] == body["answer"]
+    assert [
+        {k: v for k, v in s.items() if k not in ("stale", "stale_reason")} for s in stored["sources"]
+    ] == body["sources"]
     assert all(s["stale"] is False for s in stored["sources"])
     listed = corpus.get("/conversations").json()
-    assert {c["id"] for c in listed} >= {body["conversation_id"]} and len(listed) == 2
+    assert {c["id"] for c in listed} >= {body["conversation_id"]}
+    assert len(listed) == 2
 
 
 def test_follow_up_is_rewritten_with_the_conversation_to_retrieve_the_right_entity(corpus, scripted_llm):
@@ -83,11 +97,13 @@ def test_follow_up_without_an_llm_uses_the_heuristic_rewrite(make_services):
 
 def test_nothing_relevant_says_so_and_stores_empty_sources_without_asking_the_model(corpus, scripted_llm):
     body = ask(corpus, "量子计算机的纠错码如何实现？")
-    assert body["sources"] == [] and body["generator"] == "none"
+    assert body["sources"] == []
+    assert body["generator"] == "none"
     assert "没有找到" in body["answer"]
     assert scripted_llm.calls == []
     stored = corpus.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
-    assert stored["sources"] == [] and stored["content"] == body["answer"]
+    assert stored["sources"] == []
+    assert stored["content"] == body["answer"]
 
 
 def test_stream_sends_deltas_then_one_final_event_with_sources_and_ids(corpus, scripted_llm):
@@ -97,14 +113,20 @@ def test_stream_sends_deltas_then_one_final_event_with_sources_and_ids(corpus, s
         assert response.headers["content-type"].startswith("text/event-stream")
         raw = "".join(response.iter_text())
     frames = [f for f in raw.split("\n\n") if f]
-    events = [(f.split("\n")[0].removeprefix("event: "), json.loads(f.split("\n")[1].removeprefix("data: ")))
-              for f in frames]
+    events = [
+        (f.split("\n")[0].removeprefix("event: "), json.loads(f.split("\n")[1].removeprefix("data: ")))
+        for f in frames
+    ]
     kinds = [k for k, _ in events]
-    assert kinds[-1] == "done" and set(kinds[:-1]) == {"delta"} and len(kinds) > 2
+    assert kinds[-1] == "done"
+    assert set(kinds[:-1]) == {"delta"}
+    assert len(kinds) > 2
     assert "".join(e["text"] for k, e in events if k == "delta") == "考拉以桉树叶为食[1]。"
     done = events[-1][1]
-    assert done["answer"] == "考拉以桉树叶为食[1]。" and done["sources"][0]["external_id"] == "koala"
-    assert done["message_id"] and done["conversation_id"]
+    assert done["answer"] == "考拉以桉树叶为食[1]。"
+    assert done["sources"][0]["external_id"] == "koala"
+    assert done["message_id"]
+    assert done["conversation_id"]
     stored = corpus.get(f"/conversations/{done['conversation_id']}/messages").json()
     assert stored[1]["id"] == done["message_id"]
 
@@ -116,25 +138,36 @@ def test_sources_become_stale_when_the_document_changes_or_is_deleted(corpus, sc
     assert corpus.get(url).json()[1]["sources"][0]["stale"] is False
     corpus.post("/documents", json={"external_id": "koala", "title": "考拉", "content": "考拉其实很少喝水。"})
     source = corpus.get(url).json()[1]["sources"][0]
-    assert source["stale"] is True and source["stale_reason"] == "document changed"
+    assert source["stale"] is True
+    assert source["stale_reason"] == "document changed"
     corpus.delete(f"/documents/{body['sources'][0]['document_id']}")
     source = corpus.get(url).json()[1]["sources"][0]
-    assert source["stale"] is True and source["stale_reason"] == "document deleted"
+    assert source["stale"] is True
+    assert source["stale_reason"] == "document deleted"
 
 
 def test_unknown_conversation_is_404(corpus):
     missing = "00000000-0000-0000-0000-000000000001"
     assert corpus.get(f"/conversations/{missing}/messages").status_code == 404
     response = corpus.post("/chat", json={"message": "考拉", "conversation_id": missing})
-    assert response.status_code == 404 and missing in response.json()["detail"]
+    assert response.status_code == 404
+    assert missing in response.json()["detail"]
 
 
-@pytest.mark.parametrize("body", [
-    {"message": ""}, {"message": "   "}, {"message": "问" * 3000}, {}, {"message": "x", "conversation_id": "nope"},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"message": ""},
+        {"message": "   "},
+        {"message": "问" * 3000},
+        {},
+        {"message": "x", "conversation_id": "nope"},
+    ],
+)
 def test_bad_chat_requests_are_4xx_and_store_nothing(corpus, body):
     response = corpus.post("/chat", json=body)
-    assert 400 <= response.status_code < 500 and response.json()["detail"]
+    assert 400 <= response.status_code < 500
+    assert response.json()["detail"]
     assert corpus.get("/conversations").json() == []
 
 
@@ -143,5 +176,6 @@ def test_llm_failure_is_a_502_and_stores_nothing(corpus, scripted_llm):
 
     scripted_llm.answers = [ProviderError("Gemini answered 503 three times")]
     response = corpus.post("/chat", json={"message": "考拉吃什么？"})
-    assert response.status_code == 502 and "503" in response.json()["detail"]
+    assert response.status_code == 502
+    assert "503" in response.json()["detail"]
     assert corpus.get("/conversations").json() == []

@@ -6,7 +6,9 @@ import pytest
 
 
 def post_doc(client, **body):
-    return client.post("/documents", json={"title": "袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿。", **body})
+    return client.post(
+        "/documents", json={"title": "袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿。", **body}
+    )
 
 
 def test_post_document_then_repost_is_unchanged(client):
@@ -22,50 +24,78 @@ def test_post_document_then_repost_is_unchanged(client):
 def test_list_get_and_delete_document(client):
     doc_id = post_doc(client, external_id="k2").json()["documents"][0]["document_id"]
     page = client.get("/documents", params={"limit": 10}).json()
-    assert page["total"] == 1 and page["items"][0]["id"] == doc_id
+    assert page["total"] == 1
+    assert page["items"][0]["id"] == doc_id
     one = client.get(f"/documents/{doc_id}").json()
-    assert one["chunk_count"] == 1 and one["embedding_models"] == ["hashing-test@384"]
+    assert one["chunk_count"] == 1
+    assert one["embedding_models"] == ["hashing-test@384"]
     assert client.delete(f"/documents/{doc_id}").status_code == 204
     missing = client.get(f"/documents/{doc_id}")
-    assert missing.status_code == 404 and doc_id in missing.json()["detail"]
+    assert missing.status_code == 404
+    assert doc_id in missing.json()["detail"]
     assert client.delete(f"/documents/{doc_id}").status_code == 404
 
 
 def test_batch_is_all_or_nothing(client):
-    bad = client.post("/documents/batch", json={"documents": [
-        {"title": "a", "content": "好的内容", "external_id": "ok"},
-        {"title": "b", "content": "坏的元数据", "external_id": "bad", "metadata": {"not_allowed": 1}}]})
-    assert bad.status_code == 422 and "not_allowed" in bad.json()["detail"]
+    bad = client.post(
+        "/documents/batch",
+        json={
+            "documents": [
+                {"title": "a", "content": "好的内容", "external_id": "ok"},
+                {"title": "b", "content": "坏的元数据", "external_id": "bad", "metadata": {"not_allowed": 1}},
+            ]
+        },
+    )
+    assert bad.status_code == 422
+    assert "not_allowed" in bad.json()["detail"]
     assert client.get("/documents").json()["total"] == 0
-    good = client.post("/documents/batch", json={"documents": [
-        {"title": "a", "content": "好的内容", "external_id": "ok"},
-        {"title": "b", "content": "另一个", "external_id": "ok2"}]})
+    good = client.post(
+        "/documents/batch",
+        json={
+            "documents": [
+                {"title": "a", "content": "好的内容", "external_id": "ok"},
+                {"title": "b", "content": "另一个", "external_id": "ok2"},
+            ]
+        },
+    )
     assert good.json()["counts"]["created"] == 2
 
 
 def test_upload_files_each_succeeds_or_fails_on_its_own(client):
     files = [
         ("files", ("guide.md", "# 指南\n\n袋鼠生活在澳洲。".encode(), "text/markdown")),
-        ("files", ("page.html", b"<html><head><title>Page</title><script>evil()</script></head>"
-                                b"<body><h1>Hello</h1><p>Kangaroos hop.</p></body></html>", "text/html")),
+        (
+            "files",
+            (
+                "page.html",
+                b"<html><head><title>Page</title><script>evil()</script></head>"
+                b"<body><h1>Hello</h1><p>Kangaroos hop.</p></body></html>",
+                "text/html",
+            ),
+        ),
         ("files", ("blob.bin", bytes(range(256)) * 4, "application/octet-stream")),
     ]
     response = client.post("/documents/upload", files=files)
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["counts"]["created"] == 2 and body["counts"]["failed"] == 1
+    assert body["counts"]["created"] == 2
+    assert body["counts"]["failed"] == 1
     failed = [d for d in body["documents"] if d["status"] == "failed"][0]
-    assert "blob.bin" in failed["external_id"] and failed["error"]
+    assert "blob.bin" in failed["external_id"]
+    assert failed["error"]
     titles = {d["title"] for d in client.get("/documents").json()["items"]}
     assert titles == {"指南", "Page"}
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"title": "t"}, "content"),
-    ({"content": ""}, "content"),
-    ({"content": "x", "unknown": 1}, "unknown"),
-    ({"content": "x", "metadata": "not an object"}, "metadata"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"title": "t"}, "content"),
+        ({"content": ""}, "content"),
+        ({"content": "x", "unknown": 1}, "unknown"),
+        ({"content": "x", "metadata": "not an object"}, "metadata"),
+    ],
+)
 def test_invalid_fields_answer_422_naming_the_field(client, body, field):
     response = client.post("/documents", json=body)
     assert response.status_code == 422

@@ -9,8 +9,11 @@ from backend.retrieval.rerank import dynamic_top_k
 DOCS = [
     {"external_id": "kangaroo", "title": "尤金袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。"},
     {"external_id": "koala", "title": "考拉", "content": "考拉生活在澳洲东部的桉树林中，以桉树叶为食。"},
-    {"external_id": "panthers", "title": "Carolina Panthers",
-     "content": "The Panthers defense gave up just 308 points, ranking sixth in the league."},
+    {
+        "external_id": "panthers",
+        "title": "Carolina Panthers",
+        "content": "The Panthers defense gave up just 308 points, ranking sixth in the league.",
+    },
     {"external_id": "guide", "title": "指南", "content": "# 安装\n\n运行 make run 即可启动整个系统。"},
 ]
 
@@ -26,12 +29,15 @@ def test_chinese_query_ranks_the_matching_document_first_with_diagnostics(corpus
     body = corpus.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
     assert body["results"][0]["external_id"] == "kangaroo"
     top = body["results"][0]["scores"]
-    assert top["full_text_rank"] == 1 and top["vector_rank"] is not None
+    assert top["full_text_rank"] == 1
+    assert top["vector_rank"] is not None
     assert top["keyword_coverage"] == pytest.approx(1.0)
-    assert top["final_score"] == pytest.approx(top["rerank_similarity"] * 0.7 + top["keyword_coverage"] * 0.25
-                                               + top["structure_bonus"])
+    assert top["final_score"] == pytest.approx(
+        top["rerank_similarity"] * 0.7 + top["keyword_coverage"] * 0.25 + top["structure_bonus"]
+    )
     d = body["diagnostics"]
-    assert d["mode"] == "hybrid" and d["query_terms"] == ["尤金", "袋鼠", "分布", "地区"]
+    assert d["mode"] == "hybrid"
+    assert d["query_terms"] == ["尤金", "袋鼠", "分布", "地区"]
     assert set(d["stages"]) == {"prefetch", "rerank", "top_k"}
     assert d["stages"]["prefetch"]["count"] >= d["stages"]["top_k"]["count"] == len(body["results"])
     assert all(stage["ms"] >= 0 for stage in d["stages"].values())
@@ -48,19 +54,26 @@ def test_dynamic_false_returns_exactly_top_k(corpus):
 
 
 def test_modes_vector_and_fulltext(corpus):
-    ft = corpus.post("/search", json={"query": "桉树叶", "mode": "fulltext", "dynamic": False, "top_k": 4}).json()
+    ft = corpus.post(
+        "/search", json={"query": "桉树叶", "mode": "fulltext", "dynamic": False, "top_k": 4}
+    ).json()
     assert [r["external_id"] for r in ft["results"]] == ["koala"]
     assert ft["results"][0]["scores"]["vector_rank"] is None
-    vec = corpus.post("/search", json={"query": "桉树叶", "mode": "vector", "top_k": 2, "dynamic": False}).json()
-    assert vec["mode"] == "vector" and vec["results"][0]["scores"]["full_text_rank"] is None
+    vec = corpus.post(
+        "/search", json={"query": "桉树叶", "mode": "vector", "top_k": 2, "dynamic": False}
+    ).json()
+    assert vec["mode"] == "vector"
+    assert vec["results"][0]["scores"]["full_text_rank"] is None
 
 
 def test_filters_restrict_results(corpus):
-    body = corpus.post("/search", json={"query": "澳洲", "filters": {"doc_id": "koala"}, "dynamic": False,
-                                        "top_k": 5}).json()
+    body = corpus.post(
+        "/search", json={"query": "澳洲", "filters": {"doc_id": "koala"}, "dynamic": False, "top_k": 5}
+    ).json()
     assert [r["external_id"] for r in body["results"]] == ["koala"]
     bad = corpus.post("/search", json={"query": "澳洲", "filters": {"password": "x"}})
-    assert bad.status_code == 422 and "password" in bad.json()["detail"]
+    assert bad.status_code == 422
+    assert "password" in bad.json()["detail"]
 
 
 def test_structure_bonus_for_chunks_starting_with_a_heading(corpus):
@@ -69,14 +82,17 @@ def test_structure_bonus_for_chunks_starting_with_a_heading(corpus):
     assert guide["scores"]["structure_bonus"] == pytest.approx(0.05)
 
 
-@pytest.mark.parametrize(("body", "status"), [
-    ({"query": ""}, 422),
-    ({"query": "   "}, 422),
-    ({"query": "袋鼠" * 3000}, 422),
-    ({"query": "袋鼠", "top_k": 0}, 422),
-    ({"query": "袋鼠", "mode": "magic"}, 422),
-    ({}, 422),
-])
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"query": ""}, 422),
+        ({"query": "   "}, 422),
+        ({"query": "袋鼠" * 3000}, 422),
+        ({"query": "袋鼠", "top_k": 0}, 422),
+        ({"query": "袋鼠", "mode": "magic"}, 422),
+        ({}, 422),
+    ],
+)
 def test_bad_search_requests_are_4xx_with_a_message(corpus, body, status):
     response = corpus.post("/search", json=body)
     assert response.status_code == status
@@ -93,17 +109,21 @@ def test_query_with_another_embedding_model_is_a_409_saying_how_to_reembed(corpu
     with TestClient(create_app(services=other)) as c:
         response = c.post("/search", json={"query": "澳洲"})
     assert response.status_code == 409
-    assert "hashing-test@384" in response.json()["detail"] and "re-embed" in response.json()["detail"]
+    assert "hashing-test@384" in response.json()["detail"]
+    assert "re-embed" in response.json()["detail"]
 
 
-@pytest.mark.parametrize(("scores", "kmin", "kmax", "ratio", "expected"), [
-    ([1.0, 0.9, 0.7, 0.59, 0.5], 1, 5, 0.6, 3),   # 0.59 < 0.6 cuts
-    ([1.0, 0.6, 0.6], 1, 5, 0.6, 3),              # exactly at the threshold is kept
-    ([1.0, 0.1, 0.1], 1, 5, 0.6, 1),              # a clear winner alone
-    ([1.0, 0.1, 0.1], 2, 5, 0.6, 2),              # top_k_min always kept
-    ([1.0, 0.99, 0.98, 0.97], 1, 2, 0.6, 2),      # top_k_max caps
-    ([], 1, 5, 0.6, 0),
-    ([0.5], 3, 5, 0.6, 1),                        # fewer candidates than top_k_min
-])
+@pytest.mark.parametrize(
+    ("scores", "kmin", "kmax", "ratio", "expected"),
+    [
+        ([1.0, 0.9, 0.7, 0.59, 0.5], 1, 5, 0.6, 3),  # 0.59 < 0.6 cuts
+        ([1.0, 0.6, 0.6], 1, 5, 0.6, 3),  # exactly at the threshold is kept
+        ([1.0, 0.1, 0.1], 1, 5, 0.6, 1),  # a clear winner alone
+        ([1.0, 0.1, 0.1], 2, 5, 0.6, 2),  # top_k_min always kept
+        ([1.0, 0.99, 0.98, 0.97], 1, 2, 0.6, 2),  # top_k_max caps
+        ([], 1, 5, 0.6, 0),
+        ([0.5], 3, 5, 0.6, 1),  # fewer candidates than top_k_min
+    ],
+)
 def test_dynamic_top_k_edges(scores, kmin, kmax, ratio, expected):
     assert dynamic_top_k(scores, top_k_min=kmin, top_k_max=kmax, drop_ratio=ratio) == expected

@@ -25,7 +25,13 @@ def test_empty_text_gives_no_chunks():
 def test_sentences_split_after_chinese_and_english_terminators():
     text = '安装完成。请重启！可以吗？可以；好的 He said "hi." Then 3.14 stays. End'
     assert split_sentences(text) == [
-        "安装完成。", "请重启！", "可以吗？", "可以；", '好的 He said "hi." ', "Then 3.14 stays. ", "End",
+        "安装完成。",
+        "请重启！",
+        "可以吗？",
+        "可以；",
+        '好的 He said "hi." ',
+        "Then 3.14 stays. ",
+        "End",
     ]
     assert "".join(split_sentences(text)) == text
 
@@ -152,8 +158,11 @@ _fenced = _code.map(lambda code: f"```\n{code}\n```")
 
 
 @settings(max_examples=200, deadline=None)
-@given(blocks=st.lists(st.one_of(_prose, _fenced), min_size=1, max_size=8),
-       size=st.integers(20, 120), overlap=st.integers(0, 19))
+@given(
+    blocks=st.lists(st.one_of(_prose, _fenced), min_size=1, max_size=8),
+    size=st.integers(20, 120),
+    overlap=st.integers(0, 19),
+)
 def test_fences_are_never_split(blocks, size, overlap):
     chunks = chunk_text("\n\n".join(blocks), content_type=MD, size=size, overlap=overlap)
     for fence in (b for b in blocks if b.startswith("```")):

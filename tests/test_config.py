@@ -16,17 +16,21 @@ def test_retrieval_defaults_are_the_seeds():
     assert (s.rag_prefetch_k, s.rag_min_similarity, s.rag_top_k_max, s.rag_top_k_min) == (15, 0.3, 5, 1)
     assert (s.rag_similarity_drop_ratio, s.rag_hybrid_enabled, s.rag_rrf_k) == (0.6, True, 60)
     assert (s.rag_full_text_weight, s.rag_semantic_weight) == (1.0, 1.0)
-    assert s.uses_embedded_db and str(s.embedded_db_dir) == ".data/postgres"
+    assert s.uses_embedded_db
+    assert str(s.embedded_db_dir) == ".data/postgres"
 
 
-@pytest.mark.parametrize(("env", "named"), [
-    ({"RAG_TOP_K_MIN": "6", "RAG_TOP_K_MAX": "5"}, "rag_top_k_min"),
-    ({"RAG_SIMILARITY_DROP_RATIO": "0"}, "rag_similarity_drop_ratio"),
-    ({"RAG_SIMILARITY_DROP_RATIO": "1.5"}, "rag_similarity_drop_ratio"),
-    ({"RAG_FULL_TEXT_WEIGHT": "-1"}, "rag_full_text_weight"),
-    ({"RAG_SEMANTIC_WEIGHT": "-0.5"}, "rag_semantic_weight"),
-    ({"RAG_PREFETCH_K": "0"}, "rag_prefetch_k"),
-])
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"RAG_TOP_K_MIN": "6", "RAG_TOP_K_MAX": "5"}, "rag_top_k_min"),
+        ({"RAG_SIMILARITY_DROP_RATIO": "0"}, "rag_similarity_drop_ratio"),
+        ({"RAG_SIMILARITY_DROP_RATIO": "1.5"}, "rag_similarity_drop_ratio"),
+        ({"RAG_FULL_TEXT_WEIGHT": "-1"}, "rag_full_text_weight"),
+        ({"RAG_SEMANTIC_WEIGHT": "-0.5"}, "rag_semantic_weight"),
+        ({"RAG_PREFETCH_K": "0"}, "rag_prefetch_k"),
+    ],
+)
 def test_inconsistent_values_are_refused_naming_the_setting(monkeypatch, env, named):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -46,7 +50,8 @@ def test_cli_refuses_bad_settings_with_a_message_and_no_traceback(monkeypatch, c
     finally:
         get_settings.cache_clear()
     err = capsys.readouterr().err
-    assert "rag_top_k_min (9) must not exceed rag_top_k_max (5)" in err and "Traceback" not in err
+    assert "rag_top_k_min (9) must not exceed rag_top_k_max (5)" in err
+    assert "Traceback" not in err
 
 
 def test_env_example_documents_every_setting():

@@ -14,13 +14,22 @@ CMRC = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "cmrc2018-d
 
 
 def doc(external_id: str, content: str, title: str = "标题", **meta) -> LoadedDocument:
-    return LoadedDocument(title=title, content=content, source="test", filename=None,
-                          content_type="text/markdown", external_id=external_id, metadata=meta)
+    return LoadedDocument(
+        title=title,
+        content=content,
+        source="test",
+        filename=None,
+        content_type="text/markdown",
+        external_id=external_id,
+        metadata=meta,
+    )
 
 
 def snapshot(db) -> list[tuple]:
-    return db.execute("select d.external_id, d.content_hash, c.position, c.content, c.embedding_model "
-                      "from documents d join chunks c on c.document_id = d.id order by 1, 3").fetchall()
+    return db.execute(
+        "select d.external_id, d.content_hash, c.position, c.content, c.embedding_model "
+        "from documents d join chunks c on c.document_id = d.id order by 1, 3"
+    ).fetchall()
 
 
 LONG = "".join(f"第{i}段讲的是袋鼠的第{i}个习性，它们生活在澳洲的南部岛屿。" for i in range(60))
@@ -48,7 +57,8 @@ def test_changed_document_replaces_its_chunks_and_reuses_cached_embeddings(servi
     assert 1 <= result.chunks_embedded <= 2
     assert result.chunks_from_cache >= n_chunks - 2
     contents = "".join(r[0] for r in db.execute("select content from chunks order by position"))
-    assert "最后一段" in contents and "第59段" not in contents
+    assert "最后一段" in contents
+    assert "第59段" not in contents
     assert db.execute("select count(*) from documents").fetchone()[0] == 1
 
 
@@ -56,17 +66,21 @@ def test_provider_failing_on_the_third_batch_leaves_the_database_as_it_was(make_
     services = make_services()
     services.ingestion.ingest([doc("b", LONG), doc("c", "旧内容")])
     before = snapshot(db)
-    failing = make_services(embedder=FailingEmbedder(HashingEmbedder(), fail_on_call=3), ingest_embed_batch_size=2)
+    failing = make_services(
+        embedder=FailingEmbedder(HashingEmbedder(), fail_on_call=3), ingest_embed_batch_size=2
+    )
     changed = [doc("b", LONG.replace("袋鼠", "考拉")), doc("c", "新内容"), doc("d", "全新的文档")]
     with pytest.raises(ProviderError):
         failing.ingestion.ingest(changed, atomic=True)
     assert snapshot(db) == before
     # The bulk path reports the failure per document instead of raising, and still writes nothing.
     # (A different edit: the chunks embedded before the failure above are cached and would not fail.)
-    failing2 = make_services(embedder=FailingEmbedder(HashingEmbedder(), fail_on_call=3),
-                             ingest_embed_batch_size=1)
+    failing2 = make_services(
+        embedder=FailingEmbedder(HashingEmbedder(), fail_on_call=3), ingest_embed_batch_size=1
+    )
     summary = failing2.ingestion.ingest([doc("b", LONG.replace("袋鼠", "树袋熊"))])
-    assert summary.counts["failed"] == 1 and "embedding provider failed" in summary.failures[0].error
+    assert summary.counts["failed"] == 1
+    assert "embedding provider failed" in summary.failures[0].error
     assert snapshot(db) == before
 
 
@@ -79,20 +93,25 @@ def test_metadata_outside_the_whitelist_is_refused_with_a_clear_error(services, 
 
 
 def test_chunks_carry_tokens_heading_path_model_and_filterable_metadata(services, db):
-    services.ingestion.ingest([doc("m", "# 动物\n\n## 袋鼠\n\n尤金袋鼠分布在澳洲南部岛屿。", title="动物手册",
-                                   tags=["动物"])])
+    services.ingestion.ingest(
+        [doc("m", "# 动物\n\n## 袋鼠\n\n尤金袋鼠分布在澳洲南部岛屿。", title="动物手册", tags=["动物"])]
+    )
     row = db.execute("select heading_path, content_tokens, embedding_model, metadata from chunks").fetchone()
     heading_path, tokens, model, meta = row
     assert heading_path == ["动物", "袋鼠"]
-    assert "袋鼠" in tokens.split() and "尤金" in tokens.split()
+    assert "袋鼠" in tokens.split()
+    assert "尤金" in tokens.split()
     assert model == "hashing-test@384"
-    assert meta["lang"] == "zh" and meta["tags"] == ["动物"] and meta["doc_id"] == "m"
+    assert meta["lang"] == "zh"
+    assert meta["tags"] == ["动物"]
+    assert meta["doc_id"] == "m"
     assert {"text_len", "too_short", "quality_score", "keyphrases"} <= set(meta)
 
 
 def test_document_without_external_id_is_identified_by_its_content(services, db):
-    anonymous = LoadedDocument(title="t", content="同样的内容", source="api", filename=None,
-                               content_type="text/plain")
+    anonymous = LoadedDocument(
+        title="t", content="同样的内容", source="api", filename=None, content_type="text/plain"
+    )
     services.ingestion.ingest([anonymous])
     again = services.ingestion.ingest([anonymous])
     assert again.counts["unchanged"] == 1
@@ -102,7 +121,8 @@ def test_document_without_external_id_is_identified_by_its_content(services, db)
 @pytest.mark.skipif(not CMRC.exists(), reason="development dataset not present")
 def test_ingesting_cmrc2018_twice_creates_each_document_once_then_reports_all_unchanged(services, db):
     first = services.ingestion.ingest(load_path(CMRC))
-    assert first.counts["created"] == 256 and first.counts["failed"] == 0
+    assert first.counts["created"] == 256
+    assert first.counts["failed"] == 0
     second = services.ingestion.ingest(load_path(CMRC))
     assert second.counts == {"created": 0, "updated": 0, "unchanged": 256, "failed": 0}
     assert db.execute("select count(*) from documents").fetchone()[0] == 256

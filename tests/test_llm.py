@@ -43,9 +43,13 @@ KANGAROO = [
     SourceText(9, "树袋熊", "", "树袋熊以桉树叶为食，分布在澳洲东部。"),
 ]
 PANTHERS = [
-    SourceText(1, "Carolina Panthers", "History",
-               "The Carolina Panthers are a professional American football team. The team was founded "
-               "in 1993 by Jerry Richardson. It plays its home games in Charlotte."),
+    SourceText(
+        1,
+        "Carolina Panthers",
+        "History",
+        "The Carolina Panthers are a professional American football team. The team was founded "
+        "in 1993 by Jerry Richardson. It plays its home games in Charlotte.",
+    ),
     SourceText(2, "NFL", "", "The NFL has 32 teams. Two expansion teams joined in 1995."),
 ]
 
@@ -234,8 +238,12 @@ def fake_gemini() -> Iterator[FakeGemini]:
 
 def gemini(fake: FakeGemini | SimpleNamespace, retries: int = 2) -> GeminiLLM:
     settings = Settings(
-        _env_file=None, gemini_api_key="test-key", gemini_base_url=fake.url,
-        gemini_chat_model="gemini-2.5-flash", llm_max_retries=retries, llm_timeout_s=5,
+        _env_file=None,
+        gemini_api_key="test-key",
+        gemini_base_url=fake.url,
+        gemini_chat_model="gemini-2.5-flash",
+        llm_max_retries=retries,
+        llm_timeout_s=5,
     )
     return GeminiLLM(settings, backoff_s=0.001)
 

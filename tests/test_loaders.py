@@ -17,13 +17,17 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
     """A minimal PDF with one line of Helvetica text per page (an empty string: a page without text)."""
     page_ids = [4 + 2 * i for i in range(len(pages))]
     kids = " ".join(f"{p} 0 R" for p in page_ids)
-    bodies = [b"<< /Type /Catalog /Pages 2 0 R >>",
-              f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
-              b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    bodies = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
     for page_id, text in zip(page_ids, pages, strict=True):
         stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode() if text else b""
-        bodies.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                      f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode())
+        bodies.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode()
+        )
         bodies.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
     info = ""
     if title:
@@ -57,14 +61,20 @@ def load_one(path: Path) -> LoadedDocument | LoadFailure:
 
 # --- text and markdown -----------------------------------------------------------------------------
 
+
 def test_markdown_title_is_the_first_h1_outside_code(tmp_path):
     path = tmp_path / "guide.md"
-    path.write_text("```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。\r\n",
-                    encoding="utf-8")
+    path.write_text(
+        "```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。\r\n", encoding="utf-8"
+    )
     doc = load_one(path)
-    assert doc == LoadedDocument(title="安装指南", content="```sh\n# a shell comment\n```\n\n## Intro\n\n"
-                                 "# 安装指南 #\n\n正文。", source=str(path), filename="guide.md",
-                                 content_type="text/markdown")
+    assert doc == LoadedDocument(
+        title="安装指南",
+        content="```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。",
+        source=str(path),
+        filename="guide.md",
+        content_type="text/markdown",
+    )
 
 
 def test_title_falls_back_to_the_file_stem(tmp_path):
@@ -100,8 +110,10 @@ def test_legacy_encodings_decode(tmp_path, text, encoding):
         (b"  \n\t\r\n  ", "empty file"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
         (bytes(range(1, 32)) * 20, "binary file"),
-        (bytes(range(0x80, 0x100)) * 4,
-         "cannot decode as text (tried utf-8, gb18030, big5 and charset detection)"),
+        (
+            bytes(range(0x80, 0x100)) * 4,
+            "cannot decode as text (tried utf-8, gb18030, big5 and charset detection)",
+        ),
     ],
 )
 def test_unreadable_text_files_fail_with_a_reason(tmp_path, data, reason):
@@ -121,7 +133,9 @@ def test_a_folder_batch_goes_on_past_failures(tmp_path):
     (tmp_path / ".git" / "hidden.md").write_text("# hidden", encoding="utf-8")
     items = list(load_path(tmp_path))
     assert [(type(i).__name__, Path(i.source).name) for i in items] == [
-        ("LoadFailure", "a.txt"), ("LoadedDocument", "b.md"), ("LoadedDocument", "c.html"),
+        ("LoadFailure", "a.txt"),
+        ("LoadedDocument", "b.md"),
+        ("LoadedDocument", "c.html"),
         ("LoadFailure", "empty.md"),
     ]
     assert [i.reason for i in items if isinstance(i, LoadFailure)] == ["binary file", "empty file"]
@@ -149,8 +163,10 @@ def test_html_becomes_readable_text_with_markdown_headings(tmp_path):
     path.write_text(PAGE, encoding="utf-8")
     doc = load_one(path)
     assert (doc.title, doc.content_type) == ("发布 说明", "text/html")
-    assert doc.content == ("# 版本 2.0\n\n新增 混合检索&重排。\n\nSecond paragraph.\nNew line.\n\n"
-                           "### 细节\n\n- 一\n- 二\n\n```\ndef f():\n    return 1\n```")
+    assert doc.content == (
+        "# 版本 2.0\n\n新增 混合检索&重排。\n\nSecond paragraph.\nNew line.\n\n"
+        "### 细节\n\n- 一\n- 二\n\n```\ndef f():\n    return 1\n```"
+    )
 
 
 def test_html_title_falls_back_to_h1_then_stem(tmp_path):
@@ -164,12 +180,16 @@ def test_html_title_falls_back_to_h1_then_stem(tmp_path):
 
 # --- PDF -------------------------------------------------------------------------------------------
 
+
 def test_pdf_pages_are_joined_by_blank_lines(tmp_path):
     path = tmp_path / "paper.pdf"
     path.write_bytes(make_pdf(["First page text.", "", "Third page text."], title="A Paper"))
     doc = load_one(path)
     assert (doc.title, doc.content, doc.content_type) == (
-        "A Paper", "First page text.\n\nThird page text.", "application/pdf")
+        "A Paper",
+        "First page text.\n\nThird page text.",
+        "application/pdf",
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,23 +214,28 @@ def test_pdf_encrypted_with_an_empty_user_password_is_read(tmp_path):
 
 # --- BEIR JSONL ------------------------------------------------------------------------------------
 
+
 def _jsonl(rows: list) -> bytes:
     return b"\n".join(r if isinstance(r, bytes) else json.dumps(r, ensure_ascii=False).encode() for r in rows)
 
 
 def test_jsonl_rows_become_documents_and_bad_lines_fail_alone(tmp_path):
     path = tmp_path / "corpus.jsonl"
-    path.write_bytes(_jsonl([
-        {"_id": "d1", "title": "泡泡战士", "text": "基于跑跑卡丁车开发的游戏。"},
-        b"{not json",
-        {"title": "no id", "text": "x"},
-        b"",
-        {"_id": 7, "text": "  ", "title": "blank"},
-        ["not", "an", "object"],
-        {"_id": "d1", "text": "again"},
-        {"_id": "d2", "text": "Second.", "metadata": {"tags": ["a"], "url": "http://x"}},
-        {"_id": "d3", "text": "Third.", "metadata": {"tags": "a"}},
-    ]))
+    path.write_bytes(
+        _jsonl(
+            [
+                {"_id": "d1", "title": "泡泡战士", "text": "基于跑跑卡丁车开发的游戏。"},
+                b"{not json",
+                {"title": "no id", "text": "x"},
+                b"",
+                {"_id": 7, "text": "  ", "title": "blank"},
+                ["not", "an", "object"],
+                {"_id": "d1", "text": "again"},
+                {"_id": "d2", "text": "Second.", "metadata": {"tags": ["a"], "url": "http://x"}},
+                {"_id": "d3", "text": "Third.", "metadata": {"tags": "a"}},
+            ]
+        )
+    )
     items = list(load_path(path))
     docs = [i for i in items if isinstance(i, LoadedDocument)]
     assert [(d.external_id, d.title, d.content, d.metadata) for d in docs] == [
@@ -235,11 +260,17 @@ def test_binary_or_empty_jsonl_fails_once(tmp_path):
 
 # --- uploads ---------------------------------------------------------------------------------------
 
+
 def test_load_bytes_reads_an_upload():
     data = "# 标题\n\n内容。".encode("gb18030")
     [doc] = load_bytes(data, "C:\\Users\\me\\说明.md", "application/octet-stream")
     assert (doc.title, doc.content, doc.source, doc.filename, doc.external_id) == (
-        "标题", "# 标题\n\n内容。", "upload", "说明.md", None)
+        "标题",
+        "# 标题\n\n内容。",
+        "upload",
+        "说明.md",
+        None,
+    )
 
 
 def test_load_bytes_uses_the_content_type_when_the_name_has_no_suffix():

@@ -60,8 +60,13 @@ def test_chunk_metadata_fields():
 
 
 def _doc(**overrides) -> LoadedDocument:
-    fields = {"title": "T", "content": "Plain English text.", "source": "docs/a.md", "filename": "a.md",
-              "content_type": "text/markdown"}
+    fields = {
+        "title": "T",
+        "content": "Plain English text.",
+        "source": "docs/a.md",
+        "filename": "a.md",
+        "content_type": "text/markdown",
+    }
     return LoadedDocument(**{**fields, **overrides})
 
 
@@ -70,8 +75,14 @@ def test_document_metadata_derives_fields_and_keeps_caller_values():
     created = datetime.fromisoformat(meta.pop("created_at"))
     assert created.utcoffset() == timedelta(0)
     assert abs(datetime.now(UTC) - created) < timedelta(seconds=5)
-    assert meta == {"source": "docs/a.md", "filename": "a.md", "content_type": "text/markdown", "lang": "zh",
-                    "tags": ["faq"], "text_len": len("Plain English text.")}
+    assert meta == {
+        "source": "docs/a.md",
+        "filename": "a.md",
+        "content_type": "text/markdown",
+        "lang": "zh",
+        "tags": ["faq"],
+        "text_len": len("Plain English text."),
+    }
     validate_metadata(document_metadata(_doc()), DEFAULT_METADATA_WHITELIST)
 
 
@@ -102,8 +113,14 @@ def test_validate_metadata_checks_known_types(metadata, problem):
 
 
 def test_validate_metadata_returns_a_copy_of_valid_metadata():
-    metadata = {"tags": ["a"], "text_len": 3.0, "too_short": False, "created_at": "2024-05-01T08:00:00Z",
-                "quality_score": 0.5, "lang": "zh"}
+    metadata = {
+        "tags": ["a"],
+        "text_len": 3.0,
+        "too_short": False,
+        "created_at": "2024-05-01T08:00:00Z",
+        "quality_score": 0.5,
+        "lang": "zh",
+    }
     result = validate_metadata(metadata, DEFAULT_METADATA_WHITELIST)
     assert result == metadata
     assert result is not metadata

@@ -42,12 +42,24 @@ def test_alembic_cli_produces_exactly_what_the_plain_sql_files_produce(fresh_dat
             conn.execute(path.read_text(encoding="utf-8"))
 
     env = {**os.environ, "DATABASE_URL": alembic_url}
-    result = subprocess.run([sys.executable, "-m", "alembic", "upgrade", "head"], cwd=PROJECT_ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert snapshot(alembic_url) == snapshot(plain_url)
-    again = subprocess.run([sys.executable, "-m", "alembic", "upgrade", "head"], cwd=PROJECT_ROOT, env=env,
-                           capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     assert "Running upgrade" not in again.stderr
 
@@ -67,12 +79,18 @@ def test_functions_in_sql_folder_match_what_migrations_install(database_url):
 
 def test_row_level_security_hides_rows_from_anon_but_not_from_the_backend(db):
     db.execute("insert into documents (external_id, content_hash) values ('secret', 'h')")
-    rls = dict(db.execute("select relname, relrowsecurity from pg_class "
-                          "where relnamespace = 'public'::regnamespace and relkind = 'r'").fetchall())
+    rls = dict(
+        db.execute(
+            "select relname, relrowsecurity from pg_class "
+            "where relnamespace = 'public'::regnamespace and relkind = 'r'"
+        ).fetchall()
+    )
     assert all(rls[t] for t in USER_TABLES)
     # Supabase grants table privileges to anon; RLS without policies must still return nothing.
-    db.execute("do $$ begin if not exists (select 1 from pg_roles where rolname = 'anon') "
-               "then create role anon nologin; end if; end $$")
+    db.execute(
+        "do $$ begin if not exists (select 1 from pg_roles where rolname = 'anon') "
+        "then create role anon nologin; end if; end $$"
+    )
     db.execute("grant usage on schema public to anon; grant select on all tables in schema public to anon")
     with db.transaction():
         db.execute("set local role anon")
@@ -94,8 +112,16 @@ def test_two_processes_starting_the_embedded_database_at_once_share_one_healthy_
         with psycopg.connect(url) as conn:
             print(conn.execute("select version_num from alembic_version").fetchone()[0])
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=180) for p in procs]
     try:
         for proc, (out, err) in zip(procs, outputs, strict=True):
@@ -103,6 +129,7 @@ def test_two_processes_starting_the_embedded_database_at_once_share_one_healthy_
             assert out.strip() == migrations.head_revision()
     finally:
         from backend.db.embedded import stop_embedded_server
+
         stop_embedded_server(data_dir)
 
 
@@ -114,6 +141,8 @@ def test_migrates_a_database_where_pgvector_already_lives_in_public(fresh_databa
     with psycopg.connect(url) as conn:
         conn.execute("set search_path = public, extensions")
         conn.execute("insert into documents (external_id, content_hash) values ('d', 'h')")
-        conn.execute("insert into chunks (document_id, position, content, content_hash, content_tokens, "
-                     "embedding, embedding_model) select id, 0, 'x', 'h', 'x', '[1,0,0]', 'm' from documents")
+        conn.execute(
+            "insert into chunks (document_id, position, content, content_hash, content_tokens, "
+            "embedding, embedding_model) select id, 0, 'x', 'h', 'x', '[1,0,0]', 'm' from documents"
+        )
         assert conn.execute("select count(*) from match_documents('[1,0,0]', 1)").fetchone() == (1,)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import psycopg
 import pytest
@@ -15,13 +14,21 @@ from tests.factories import axis, insert_chunk, insert_document, unit
 
 
 def hybrid(conn, text, embedding, k=10, **kw):
-    params = {"text": text, "embedding": embedding, "k": k, "ftw": kw.get("ftw", 1.0), "sw": kw.get("sw", 1.0),
-              "rrf_k": kw.get("rrf_k", 60), "filter": Jsonb(kw.get("filter", {}))}
+    params = {
+        "text": text,
+        "embedding": embedding,
+        "k": k,
+        "ftw": kw.get("ftw", 1.0),
+        "sw": kw.get("sw", 1.0),
+        "rrf_k": kw.get("rrf_k", 60),
+        "filter": Jsonb(kw.get("filter", {})),
+    }
     return conn.execute(
         "select id, content, full_text_rank, vector_rank, rrf_score, similarity from hybrid_search("
         "query_text => %(text)s, query_embedding => %(embedding)s, match_count => %(k)s, "
         "full_text_weight => %(ftw)s, semantic_weight => %(sw)s, rrf_k => %(rrf_k)s, filter => %(filter)s)",
-        params).fetchall()
+        params,
+    ).fetchall()
 
 
 def test_hybrid_finds_a_chinese_chunk_only_full_text_matches_and_one_only_the_vector_matches(db):
@@ -33,8 +40,10 @@ def test_hybrid_finds_a_chinese_chunk_only_full_text_matches_and_one_only_the_ve
     query = " ".join(query_terms("尤金袋鼠分布在哪些地区？"))
     rows = {r[0]: r for r in hybrid(db, query, axis(0), k=3)}
 
-    assert rows[text_only][2] == 1 and rows[text_only][3] is not None  # full-text rank 1
-    assert rows[vector_only][2] is None and rows[vector_only][3] == 1  # vector rank 1, no text match
+    assert rows[text_only][2] == 1
+    assert rows[text_only][3] is not None
+    assert rows[vector_only][2] is None
+    assert rows[vector_only][3] == 1
     # Full-text-only rows still carry their cosine, so Python can rerank without a second query.
     assert rows[text_only][5] == pytest.approx(0.0, abs=1e-6)
     assert rows[vector_only][5] == pytest.approx(float(unit([1, 0.1]) @ axis(0)), abs=1e-5)
@@ -77,27 +86,35 @@ def test_filter_matching_3_of_1000_chunks_returns_exactly_those_3(db):
     doc = insert_document(db)
     rng = np.random.default_rng(7)
     wanted = set()
-    with db.cursor() as cur:
+    with db.cursor():
         for i in range(1000):
             v = rng.normal(size=384).astype(np.float32)
             meta = {"lang": "zh", "tags": ["rare"]} if i % 333 == 5 else {"lang": "en"}
-            cid = insert_chunk(db, doc, f"袋鼠 chunk {i}", v / np.linalg.norm(v), position=i, metadata=meta,
-                               tokens=f"袋鼠 chunk {i}")
+            cid = insert_chunk(
+                db,
+                doc,
+                f"袋鼠 chunk {i}",
+                v / np.linalg.norm(v),
+                position=i,
+                metadata=meta,
+                tokens=f"袋鼠 chunk {i}",
+            )
             if "tags" in meta:
                 wanted.add(cid)
     assert len(wanted) == 3
     rows = hybrid(db, "袋鼠", axis(0), k=10, filter={"tags": ["rare"]})
     assert {r[0] for r in rows} == wanted
-    matched = db.execute("select id from match_documents(%s, 10, -1, %s)",
-                         (axis(0), Jsonb({"tags": ["rare"]}))).fetchall()
+    matched = db.execute(
+        "select id from match_documents(%s, 10, -1, %s)", (axis(0), Jsonb({"tags": ["rare"]}))
+    ).fetchall()
     assert {r[0] for r in matched} == wanted
 
 
 def test_match_documents_honours_min_similarity_and_orders_best_first(db):
     doc = insert_document(db)
-    close = insert_chunk(db, doc, "a", unit([1, 0.2]), position=0)       # cos ~0.98
-    medium = insert_chunk(db, doc, "b", unit([1, 1]), position=1)        # cos ~0.71
-    insert_chunk(db, doc, "c", unit([0.2, 1]), position=2)               # cos ~0.20
+    close = insert_chunk(db, doc, "a", unit([1, 0.2]), position=0)  # cos ~0.98
+    medium = insert_chunk(db, doc, "b", unit([1, 1]), position=1)  # cos ~0.71
+    insert_chunk(db, doc, "c", unit([0.2, 1]), position=2)  # cos ~0.20
     rows = db.execute("select id, similarity from match_documents(%s, 10, 0.3)", (axis(0),)).fetchall()
     assert [r[0] for r in rows] == [close, medium]
     assert all(r[1] >= 0.3 for r in rows)
@@ -109,7 +126,8 @@ def test_wrong_dimension_query_embedding_gives_a_clear_error(db):
     with pytest.raises(psycopg.errors.InvalidParameterValue) as err:
         db.execute("select * from match_documents(%s, 5)", (axis(0, dims=768),))
     message = str(err.value)
-    assert "768 dimensions" in message and "test-model@384 (384 dimensions)" in message
+    assert "768 dimensions" in message
+    assert "test-model@384 (384 dimensions)" in message
     assert "re-embed" in err.value.diag.message_hint
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="does not match the stored chunks"):
         hybrid(db, "袋鼠", axis(0, dims=768))
@@ -119,8 +137,9 @@ def test_query_with_another_model_of_the_same_dimension_is_refused(db):
     doc = insert_document(db)
     insert_chunk(db, doc, "袋鼠", axis(0), model="local-e5@384")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="model other-model@384"):
-        db.execute("select * from match_documents(%s, 5, query_embedding_model => 'other-model@384')",
-                   (axis(0),))
+        db.execute(
+            "select * from match_documents(%s, 5, query_embedding_model => 'other-model@384')", (axis(0),)
+        )
 
 
 def test_768_and_384_dimension_corpora_share_the_schema(db):
@@ -144,6 +163,7 @@ def test_bad_parameters_are_refused_with_a_message(db):
 
 # --- 10,000 chunks: iterative index scans under a 1% filter, and the plans the legs use -----------
 
+
 @pytest.fixture(scope="module")
 def big_corpus(fresh_database):
     """10,000 chunks with random 384-d vectors; 1% tagged rare; loaded with COPY."""
@@ -155,14 +175,18 @@ def big_corpus(fresh_database):
     words = ["袋鼠", "澳洲", "岛屿", "地区", "天气", "历史", "音乐", "电影", "城市", "河流"]
     with connect(url) as conn:
         # Bulk load without the HNSW index, then build it once: far faster than 10,000 inserts into it.
-        (index_ddl,) = conn.execute("select indexdef from pg_indexes "
-                                    "where indexname = 'chunks_embedding_384_hnsw_idx'").fetchone()
+        (index_ddl,) = conn.execute(
+            "select indexdef from pg_indexes where indexname = 'chunks_embedding_384_hnsw_idx'"
+        ).fetchone()
         conn.execute("drop index chunks_embedding_384_hnsw_idx")
         doc = insert_document(conn)
-        with conn.cursor() as cur, cur.copy(
-            "copy chunks (document_id, position, content, content_hash, content_tokens, embedding, "
-            "embedding_model, metadata) from stdin with (format binary)"
-        ) as copy:
+        with (
+            conn.cursor() as cur,
+            cur.copy(
+                "copy chunks (document_id, position, content, content_hash, content_tokens, embedding, "
+                "embedding_model, metadata) from stdin with (format binary)"
+            ) as copy,
+        ):
             copy.set_types(["uuid", "int4", "text", "text", "text", "vector", "text", "jsonb"])
             for i in range(10_000):
                 tokens = " ".join(rng.choice(words, size=5)) + f" 编号{i}"
@@ -182,12 +206,15 @@ def test_selective_filter_keeps_match_count_rows_through_hnsw_iterative_scan(big
     rare = np.arange(0, 10_000, 100)
     exact = rare[np.argsort(-(vectors[rare] @ query))][:20]
     with connect(url) as conn:
-        rows = conn.execute("select position from match_documents(%s, 20, -1, %s)",
-                            (query, Jsonb({"bucket": "rare"}))).fetchall()
+        rows = conn.execute(
+            "select position from match_documents(%s, 20, -1, %s)", (query, Jsonb({"bucket": "rare"}))
+        ).fetchall()
         hybrid_rows = conn.execute(
             "select position from hybrid_search(null, %s, 20, filter => %s)",
-            (query, Jsonb({"bucket": "rare"}))).fetchall()
-    assert len(rows) == 20 and len(hybrid_rows) == 20
+            (query, Jsonb({"bucket": "rare"})),
+        ).fetchall()
+    assert len(rows) == 20
+    assert len(hybrid_rows) == 20
     assert all(p % 100 == 0 for (p,) in rows)
     recall = len({p for (p,) in rows} & set(exact.tolist())) / 20
     assert recall >= 0.9
@@ -200,7 +227,9 @@ def _plan(conn, function_query: str, dims: int, types: str, args: str, vector: n
     conn.execute(f"prepare leg_plan ({types}) as {sql}")
     literal = "'[" + ",".join(f"{x:.6f}" for x in vector) + "]'"
     try:
-        rows = conn.execute(f"explain (costs off) execute leg_plan ({args.replace('%s', literal)})").fetchall()
+        rows = conn.execute(
+            f"explain (costs off) execute leg_plan ({args.replace('%s', literal)})"
+        ).fetchall()
     finally:
         conn.execute("deallocate leg_plan")
     return "\n".join(r[0] for r in rows)
@@ -210,13 +239,22 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
     url, vectors = big_corpus
     with connect(url, autocommit=True) as conn:
         plan = _plan(
-            conn, "hybrid_search_query", 384,
+            conn,
+            "hybrid_search_query",
+            384,
             "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int",
             "%s, public.or_tsquery('编号77 编号78'), 40, '{}', 1, 1, true, true, null, 60, 10",
-            vectors[0])
+            vectors[0],
+        )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
         assert "chunks_fts_idx" in plan, plan
 
-        plan = _plan(conn, "match_documents_query", 384, "vector, int, jsonb, text, float8",
-                     "%s, 10, '{}', null, 0.3", vectors[0])
+        plan = _plan(
+            conn,
+            "match_documents_query",
+            384,
+            "vector, int, jsonb, text, float8",
+            "%s, 10, '{}', null, 0.3",
+            vectors[0],
+        )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from backend import __version__
 from backend.api.errors import install_error_handlers
@@ -40,12 +40,19 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     limit = (settings or (services.settings if services else get_settings())).max_request_bytes
 
     @app.middleware("http")
-    async def limit_body_size(request: Request, call_next):  # type: ignore[no-untyped-def]
+    async def limit_body_size(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > limit:
-            return JSONResponse({"detail": f"request body of {length} bytes exceeds the limit of {limit} "
-                                           "bytes (MAX_REQUEST_BYTES)", "error": "PayloadTooLarge"},
-                                status_code=413)
+            return JSONResponse(
+                {
+                    "detail": f"request body of {length} bytes exceeds the limit of {limit} "
+                    "bytes (MAX_REQUEST_BYTES)",
+                    "error": "PayloadTooLarge",
+                },
+                status_code=413,
+            )
         return await call_next(request)
 
     for module in (documents, search, chat, conversations):

@@ -10,7 +10,8 @@ from backend.services.container import Services
 
 
 def get_services(request: Request) -> Services:
-    return request.app.state.services  # type: ignore[no-any-return]
+    services: Services = request.app.state.services
+    return services
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

@@ -25,11 +25,14 @@ def install_error_handlers(app: FastAPI) -> None:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
             problems.append(f"{loc}: {err['msg']}")
-        return JSONResponse({"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems},
-                            status_code=422)
+        return JSONResponse(
+            {"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems}, status_code=422
+        )
 
     @app.exception_handler(psycopg.OperationalError)
     async def database_unavailable(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
         logger.error("database unavailable: %s", exc)
-        return JSONResponse({"detail": "the database is unavailable; try again shortly",
-                             "error": "DatabaseUnavailable"}, status_code=503)
+        return JSONResponse(
+            {"detail": "the database is unavailable; try again shortly", "error": "DatabaseUnavailable"},
+            status_code=503,
+        )

@@ -10,14 +10,29 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class DocumentIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "title": "尤金袋鼠", "content": "尤金袋鼠是袋鼠科中细小的成员，分布在澳洲南部岛屿及西岸地区。",
-        "external_id": "wiki-tammar-wallaby", "source": "wikipedia", "metadata": {"tags": ["动物"]}}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "title": "尤金袋鼠",
+                    "content": "尤金袋鼠是袋鼠科中细小的成员，分布在澳洲南部岛屿及西岸地区。",
+                    "external_id": "wiki-tammar-wallaby",
+                    "source": "wikipedia",
+                    "metadata": {"tags": ["动物"]},
+                }
+            ]
+        },
+    )
 
     title: str = Field(default="", max_length=1000)
     content: str = Field(min_length=1)
-    external_id: str | None = Field(default=None, min_length=1, max_length=500,
-                                    description="Your id; re-posting the same id updates the document.")
+    external_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="Your id; re-posting the same id updates the document.",
+    )
     source: str = Field(default="api", max_length=1000)
     metadata: dict[str, Any] = Field(default_factory=dict, description="Whitelisted keys only.")
 
@@ -65,9 +80,20 @@ class DocumentPage(BaseModel):
 
 
 class SearchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"query": "尤金袋鼠分布在哪些地区？", "top_k": 5, "mode": "hybrid", "dynamic": True,
-         "filters": {"lang": "zh"}}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "query": "尤金袋鼠分布在哪些地区？",
+                    "top_k": 5,
+                    "mode": "hybrid",
+                    "dynamic": True,
+                    "filters": {"lang": "zh"},
+                }
+            ]
+        },
+    )
 
     query: str = Field(min_length=1, max_length=10_000)
     top_k: int | None = Field(default=None, ge=1, le=100, description="Overrides RAG_TOP_K_MAX.")
@@ -95,9 +121,15 @@ class SearchOut(BaseModel):
 
 
 class ChatIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"message": "pgrag 的检索分哪三个阶段？"}, {"message": "那它的作者是谁？",
-                                             "conversation_id": "0b7c6f1e-8d1a-4c5e-9a57-2f1d1c7e9b10"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"message": "pgrag 的检索分哪三个阶段？"},
+                {"message": "那它的作者是谁？", "conversation_id": "0b7c6f1e-8d1a-4c5e-9a57-2f1d1c7e9b10"},
+            ]
+        },
+    )
 
     message: str = Field(min_length=1, max_length=10_000)
     conversation_id: uuid.UUID | None = None

@@ -12,10 +12,12 @@ from backend.db.connection import redact, resolve_database_url
 def register(sub: argparse._SubParsersAction) -> None:
     db = sub.add_parser("db", help="database: migrate, inspect, ship SQL changes")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    db_sub.add_parser("upgrade", help="apply pending migrations (starts the embedded server if needed)") \
-        .set_defaults(handler=upgrade)
-    db_sub.add_parser("status", help="where the database is and which migration it is at") \
-        .set_defaults(handler=status)
+    db_sub.add_parser(
+        "upgrade", help="apply pending migrations (starts the embedded server if needed)"
+    ).set_defaults(handler=upgrade)
+    db_sub.add_parser("status", help="where the database is and which migration it is at").set_defaults(
+        handler=status
+    )
     ship = db_sub.add_parser("ship-sql", help="write a new migration that installs the functions in sql/")
     ship.add_argument("name", help="migration name, e.g. tune_rrf_k")
     ship.set_defaults(handler=ship_sql)

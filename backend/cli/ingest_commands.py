@@ -11,7 +11,7 @@ from pathlib import Path
 
 from backend.config import get_settings
 from backend.ingest.loaders import LoadedDocument, LoadFailure, load_path
-from backend.services.ingestion import IngestSummary
+from backend.services.ingestion import IngestionService, IngestSummary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def with_path_ids(root: Path, items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[LoadedDocument | LoadFailure]:
+def with_path_ids(
+    root: Path, items: Iterable[LoadedDocument | LoadFailure]
+) -> Iterator[LoadedDocument | LoadFailure]:
     """Files get a stable external_id from their path under the argument (re-ingesting updates them)."""
     base = root.parent if root.is_dir() else root.parent
     for item in items:
@@ -59,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.count("failed") else 0
 
 
-def ingest_with_progress(ingestion, items, *, show: bool) -> IngestSummary:  # type: ignore[no-untyped-def]
+def ingest_with_progress(
+    ingestion: IngestionService, items: Iterable[LoadedDocument | LoadFailure], *, show: bool
+) -> IngestSummary:
     from tqdm import tqdm
 
     bar = tqdm(unit="doc", disable=not show, file=sys.stderr, dynamic_ncols=True)
@@ -82,8 +86,10 @@ def ingest_with_progress(ingestion, items, *, show: bool) -> IngestSummary:  # t
 
 def print_summary(summary: IngestSummary) -> None:
     c = summary.counts
-    print(f"documents: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged, "
-          f"{c['failed']} failed ({summary.seconds:.1f}s)")
+    print(
+        f"documents: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged, "
+        f"{c['failed']} failed ({summary.seconds:.1f}s)"
+    )
     print(f"chunks: {summary.chunks_embedded} embedded, {summary.chunks_from_cache} from the embedding cache")
     for failure in summary.failures:
         print(f"  failed: {failure.external_id}: {failure.error}")

@@ -29,22 +29,37 @@ def search(args: argparse.Namespace) -> int:
 
     services = build_services(get_settings())
     try:
-        result = services.retrieval.search(SearchRequest(query=args.query, top_k=args.top_k, mode=args.mode,
-                                                         dynamic=not args.no_dynamic))
+        result = services.retrieval.search(
+            SearchRequest(query=args.query, top_k=args.top_k, mode=args.mode, dynamic=not args.no_dynamic)
+        )
     finally:
         services.close()
     if args.json:
-        payload = {"query": result.query, "mode": result.mode, "diagnostics": result.diagnostics,
-                   "results": [{"chunk_id": c.chunk_id, "external_id": c.external_id, "title": c.title,
-                                "heading": c.heading, "content": c.content, "scores": c.why()}
-                               for c in result.results]}
+        payload = {
+            "query": result.query,
+            "mode": result.mode,
+            "diagnostics": result.diagnostics,
+            "results": [
+                {
+                    "chunk_id": c.chunk_id,
+                    "external_id": c.external_id,
+                    "title": c.title,
+                    "heading": c.heading,
+                    "content": c.content,
+                    "scores": c.why(),
+                }
+                for c in result.results
+            ],
+        }
         print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
         return 0
     print(f"{len(result.results)} results ({result.mode}, {result.diagnostics['total_ms']:.0f} ms)")
     for i, c in enumerate(result.results, 1):
         head = f" > {c.heading}" if c.heading else ""
-        print(f"\n[{i}] {c.title}{head}  (final {c.final_score:.3f}, cos {c.similarity or 0:.3f}, "
-              f"coverage {c.keyword_coverage:.2f}, ft#{c.full_text_rank} vec#{c.vector_rank})")
+        print(
+            f"\n[{i}] {c.title}{head}  (final {c.final_score:.3f}, cos {c.similarity or 0:.3f}, "
+            f"coverage {c.keyword_coverage:.2f}, ft#{c.full_text_rank} vec#{c.vector_rank})"
+        )
         print("    " + c.content[:300].replace("\n", " "))
     return 0
 

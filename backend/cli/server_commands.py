@@ -6,6 +6,7 @@ import argparse
 
 from backend import PROJECT_ROOT
 from backend.config import get_settings
+from backend.services.container import Services
 
 DEMO_CORPUS = PROJECT_ROOT / "demo" / "corpus"
 
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(handler=demo)
 
 
-def serve(args: argparse.Namespace, services=None) -> int:  # type: ignore[no-untyped-def]
+def serve(args: argparse.Namespace, services: Services | None = None) -> int:
     import uvicorn
 
     from backend.api.app import create_app
@@ -30,8 +31,12 @@ def serve(args: argparse.Namespace, services=None) -> int:  # type: ignore[no-un
     settings = get_settings()
     host, port = args.host or settings.host, args.port or settings.port
     print(f"serving on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", flush=True)
-    uvicorn.run(create_app(services=services, settings=settings), host=host, port=port,
-                log_level=settings.log_level.lower())
+    uvicorn.run(
+        create_app(services=services, settings=settings),
+        host=host,
+        port=port,
+        log_level=settings.log_level.lower(),
+    )
     return 0
 
 
@@ -41,8 +46,11 @@ def demo(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     services = build_services(settings)
-    where = (f"embedded PostgreSQL in {settings.embedded_db_dir.resolve()}" if settings.uses_embedded_db
-             else "DATABASE_URL")
+    where = (
+        f"embedded PostgreSQL in {settings.embedded_db_dir.resolve()}"
+        if settings.uses_embedded_db
+        else "DATABASE_URL"
+    )
     print(f"database: {where} (migrated)")
     print(f"embeddings: {services.embedder.model_id}; answers: {services.llm.generator}")
     print(f"loading the demo corpus from {DEMO_CORPUS.relative_to(PROJECT_ROOT)} ...", flush=True)
@@ -53,10 +61,14 @@ def demo(args: argparse.Namespace) -> int:
         return 0
     host, port = args.host or settings.host, args.port or settings.port
     print("\nask it:")
-    print(f"  curl -s http://{host}:{port}/chat -H 'content-type: application/json' "
-          "-d '{\"message\": \"三阶段检索分别做什么？\"}'")
-    print(f"  curl -s http://{host}:{port}/search -H 'content-type: application/json' "
-          "-d '{\"query\": \"how do I tune hybrid_search?\"}'\n")
+    print(
+        f"  curl -s http://{host}:{port}/chat -H 'content-type: application/json' "
+        '-d \'{"message": "三阶段检索分别做什么？"}\''
+    )
+    print(
+        f"  curl -s http://{host}:{port}/search -H 'content-type: application/json' "
+        '-d \'{"query": "how do I tune hybrid_search?"}\'\n'
+    )
     try:
         return serve(args, services=services)
     finally:

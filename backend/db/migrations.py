@@ -36,7 +36,7 @@ def apply_sql_file(name: str) -> None:
     # The raw psycopg connection: no parameter parsing, so '%' in function bodies stays literal.
     dbapi = op.get_bind().connection.dbapi_connection
     assert dbapi is not None
-    dbapi.execute(sql)  # type: ignore[attr-defined]
+    dbapi.execute(sql)
 
 
 def alembic_config(url: str):  # -> alembic.config.Config

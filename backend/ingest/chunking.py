@@ -58,7 +58,7 @@ def split_sentences(text: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        piece = text[start:match.end()]
+        piece = text[start : match.end()]
         if pieces and not piece.strip():
             pieces[-1] += piece
         else:
@@ -107,8 +107,12 @@ def _fence_end(lines: list[str], start: int, opener: str) -> int:
     """Index after the closing fence (same character, at least as long); an open fence runs to the end."""
     for j in range(start + 1, len(lines)):
         close = _FENCE.match(lines[j])
-        if close and close.group(1)[0] == opener[0] and len(close.group(1)) >= len(opener) \
-                and not lines[j][close.end():].strip():
+        if (
+            close
+            and close.group(1)[0] == opener[0]
+            and len(close.group(1)) >= len(opener)
+            and not lines[j][close.end() :].strip()
+        ):
             return j + 1
     return len(lines)
 

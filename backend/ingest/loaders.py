@@ -68,8 +68,13 @@ def load_path(
     """Documents from a file or a folder (recursive, sorted, hidden entries and other suffixes skipped)."""
     if path.is_dir():
         files = sorted(
-            (p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES and p.is_file()
-             and not any(part.startswith(".") for part in p.relative_to(path).parts)),
+            (
+                p
+                for p in path.rglob("*")
+                if p.suffix.lower() in SUPPORTED_SUFFIXES
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            ),
             key=lambda p: p.relative_to(path).as_posix(),
         )
         for file in files:
@@ -144,8 +149,9 @@ def _parse(data: bytes, *, suffix: str, stem: str, source: str, filename: str) -
         title = _markdown_title(content) if content_type == "text/markdown" else None
     if not content:
         raise UnsupportedDocument("empty file" if content_type != "text/html" else "no readable text in HTML")
-    return LoadedDocument(title=title or stem, content=content, source=source, filename=filename,
-                          content_type=content_type)
+    return LoadedDocument(
+        title=title or stem, content=content, source=source, filename=filename, content_type=content_type
+    )
 
 
 def _markdown_title(text: str) -> str | None:
@@ -154,8 +160,12 @@ def _markdown_title(text: str) -> str | None:
     for line in text.split("\n"):
         opener = _FENCE.match(line)
         if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
-                    and not line[opener.end():].strip():
+            if (
+                opener
+                and opener.group(1)[0] == fence[0]
+                and len(opener.group(1)) >= len(fence)
+                and not line[opener.end() :].strip()
+            ):
                 fence = ""
         elif opener:
             fence = opener.group(1)
@@ -209,12 +219,14 @@ def read_jsonl(
     if empty:
         yield LoadFailure(source, "empty file")
     if dropped:
-        logger.warning("%s: metadata keys outside the whitelist dropped: %s", source,
-                       ", ".join(sorted(dropped)))
+        logger.warning(
+            "%s: metadata keys outside the whitelist dropped: %s", source, ", ".join(sorted(dropped))
+        )
 
 
-def _jsonl_row(raw: bytes, *, source: str, filename: str, whitelist: Sequence[str],
-               dropped: set[str]) -> LoadedDocument:
+def _jsonl_row(
+    raw: bytes, *, source: str, filename: str, whitelist: Sequence[str], dropped: set[str]
+) -> LoadedDocument:
     try:
         row = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
@@ -239,6 +251,12 @@ def _jsonl_row(raw: bytes, *, source: str, filename: str, whitelist: Sequence[st
     dropped.update(key for key in metadata if key not in whitelist)
     kept = validate_metadata({k: v for k, v in metadata.items() if k in whitelist}, whitelist)
     # No title stays empty: an id such as "TRIAL_800" would only add noise to the embedded text.
-    return LoadedDocument(title=clean_document_text(title), content=content, source=source,
-                          filename=filename, content_type="text/plain", external_id=str(ident).strip(),
-                          metadata=kept)
+    return LoadedDocument(
+        title=clean_document_text(title),
+        content=content,
+        source=source,
+        filename=filename,
+        content_type="text/plain",
+        external_id=str(ident).strip(),
+        metadata=kept,
+    )

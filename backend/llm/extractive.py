@@ -95,8 +95,11 @@ def _score_sentences(question: str, sources: Sequence[SourceText]) -> list[_Sent
                 continue
             # A sentence is read under its title: "The team was founded in 1993" answers
             # "Who founded the Panthers?" in a source titled "Carolina Panthers".
-            overlap = sum(w if sentence.has(term) else w * CONTEXT_FACTOR
-                          for term, w in weights.items() if sentence.has(term) or context.has(term))
+            overlap = sum(
+                w if sentence.has(term) else w * CONTEXT_FACTOR
+                for term, w in weights.items()
+                if sentence.has(term) or context.has(term)
+            )
             scored.append(_Sentence(source.n, _shorten(text), overlap + bonus))
     return scored
 

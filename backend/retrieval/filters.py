@@ -28,7 +28,7 @@ def to_containment(filters: dict[str, Any] | None, whitelist: Sequence[str]) -> 
         if isinstance(value, dict):
             if len(value) != 1:
                 raise InvalidInput(f"filter {key!r}: give exactly one operator ($eq or $contains)")
-            (op, operand), = value.items()
+            ((op, operand),) = value.items()
             if op == "$eq":
                 out[key] = _scalar(key, operand)
             elif op == "$contains":

@@ -73,7 +73,9 @@ def validate_citations(answer: str, n_sources: int) -> tuple[str, set[int], int]
 class ChatService:
     """One chat turn: the retrieval pipeline plus generation and persistence."""
 
-    def __init__(self, pool: ConnectionPool, retrieval: RetrievalService, llm: LLM, settings: Settings) -> None:
+    def __init__(
+        self, pool: ConnectionPool, retrieval: RetrievalService, llm: LLM, settings: Settings
+    ) -> None:
         self.pool = pool
         self.retrieval = retrieval
         self.llm = llm
@@ -109,64 +111,103 @@ class ChatService:
         if not message:
             raise InvalidInput("message is empty")
         if len(message) > self.settings.max_query_chars:
-            raise InvalidInput(f"message has {len(message)} characters; the limit is {self.settings.max_query_chars}")
+            raise InvalidInput(
+                f"message has {len(message)} characters; the limit is {self.settings.max_query_chars}"
+            )
         history: list[Turn] = []
         created = request.conversation_id is None
         conversation_id = request.conversation_id
         with self.pool.connection() as conn:
             if conversation_id is not None:
-                if not conversations_repo.conversation_exists(conn, conversation_id=conversation_id,
-                                                              owner_id=request.owner_id):
+                if not conversations_repo.conversation_exists(
+                    conn, conversation_id=conversation_id, owner_id=request.owner_id
+                ):
                     raise NotFound(f"conversation {conversation_id} does not exist")
-                history = [Turn(role, content) for role, content in conversations_repo.recent_messages(
-                    conn, conversation_id=conversation_id, limit=self.settings.chat_history_turns)]
+                history = [
+                    Turn(role, content)
+                    for role, content in conversations_repo.recent_messages(
+                        conn, conversation_id=conversation_id, limit=self.settings.chat_history_turns
+                    )
+                ]
         rewrite = rewrite_followup(message, history, self.llm)
         search = self.retrieval.search(SearchRequest(query=rewrite.query))
         relevant = [c for c in search.results if self._relevant(c)]
         context = build_context(relevant, self.settings.context_max_tokens)
-        return _Prepared(conversation_id, created, history, rewrite.query, rewrite.method, search, context, started)
+        return _Prepared(
+            conversation_id, created, history, rewrite.query, rewrite.method, search, context, started
+        )
 
     def _relevant(self, chunk: ScoredChunk) -> bool:
         """Evidence worth showing the model: shares a significant term, or is semantically very close."""
         s = self.settings
         return chunk.keyword_coverage >= s.chat_min_keyword_coverage or (
-            chunk.similarity is not None and chunk.similarity >= s.chat_min_similarity)
+            chunk.similarity is not None and chunk.similarity >= s.chat_min_similarity
+        )
 
     def _finish(self, request: ChatRequest, p: _Prepared, raw_answer: str) -> ChatReply:
         answer, cited, removed = validate_citations(raw_answer, len(p.context.sources))
-        sources = [self._source_record(i + 1, chunk, (i + 1) in cited) for i, chunk in enumerate(p.context.chunks)]
+        sources = [
+            self._source_record(i + 1, chunk, (i + 1) in cited) for i, chunk in enumerate(p.context.chunks)
+        ]
         generator = self.llm.generator if p.context.sources else "none"
-        diagnostics = {
+        diagnostics: dict[str, Any] = {
             "rewrite": {"query": p.rewrite_query, "method": p.rewrite_method},
             "retrieval": p.search.diagnostics,
-            "context": {"sources": len(p.context.sources), "used_tokens": p.context.used_tokens,
-                        "budget_tokens": self.settings.context_max_tokens,
-                        "dropped_duplicates": p.context.dropped_duplicates, "truncated": p.context.truncated,
-                        "dropped_for_budget": p.context.dropped_for_budget,
-                        "irrelevant_dropped": len(p.search.results) - len(p.context.chunks)
-                        - p.context.dropped_duplicates - p.context.dropped_for_budget},
+            "context": {
+                "sources": len(p.context.sources),
+                "used_tokens": p.context.used_tokens,
+                "budget_tokens": self.settings.context_max_tokens,
+                "dropped_duplicates": p.context.dropped_duplicates,
+                "truncated": p.context.truncated,
+                "dropped_for_budget": p.context.dropped_for_budget,
+                "irrelevant_dropped": len(p.search.results)
+                - len(p.context.chunks)
+                - p.context.dropped_duplicates
+                - p.context.dropped_for_budget,
+            },
             "citations": {"valid": sorted(cited), "invalid_removed": removed},
             "generator": generator,
             "llm": self.llm.name if p.context.sources else None,
         }
         with self.pool.connection() as conn, conn.transaction():
             conversation_id = p.conversation_id or conversations_repo.create_conversation(
-                conn, owner_id=request.owner_id, title=request.message.strip()[:80])
-            conversations_repo.add_message(conn, conversation_id=conversation_id, role="user",
-                                           content=request.message.strip())
+                conn, owner_id=request.owner_id, title=request.message.strip()[:80]
+            )
+            conversations_repo.add_message(
+                conn, conversation_id=conversation_id, role="user", content=request.message.strip()
+            )
             message_id = conversations_repo.add_message(
-                conn, conversation_id=conversation_id, role="assistant", content=answer, sources=sources,
-                metadata={"generator": generator, "rewrite": diagnostics["rewrite"],
-                          "citations": diagnostics["citations"]})
+                conn,
+                conversation_id=conversation_id,
+                role="assistant",
+                content=answer,
+                sources=sources,
+                metadata={
+                    "generator": generator,
+                    "rewrite": diagnostics["rewrite"],
+                    "citations": diagnostics["citations"],
+                },
+            )
         diagnostics["total_ms"] = round((time.perf_counter() - p.started) * 1000, 3)
         return ChatReply(conversation_id, message_id, answer, sources, generator, diagnostics)
 
     @staticmethod
     def _source_record(n: int, chunk: ScoredChunk, cited: bool) -> dict[str, Any]:
-        snippet = chunk.content if len(chunk.content) <= _SNIPPET_CHARS else chunk.content[:_SNIPPET_CHARS] + "…"
-        return {"n": n, "chunk_id": chunk.chunk_id, "document_id": str(chunk.document_id),
-                "external_id": chunk.external_id, "title": chunk.title, "heading": chunk.heading,
-                "snippet": snippet, "cited": cited, "content_hash": chunk.content_hash, "why": chunk.why()}
+        snippet = (
+            chunk.content if len(chunk.content) <= _SNIPPET_CHARS else chunk.content[:_SNIPPET_CHARS] + "…"
+        )
+        return {
+            "n": n,
+            "chunk_id": chunk.chunk_id,
+            "document_id": str(chunk.document_id),
+            "external_id": chunk.external_id,
+            "title": chunk.title,
+            "heading": chunk.heading,
+            "snippet": snippet,
+            "cited": cited,
+            "content_hash": chunk.content_hash,
+            "why": chunk.why(),
+        }
 
     @staticmethod
     def _not_found_text(message: str) -> str:
@@ -175,6 +216,11 @@ class ChatService:
 
 
 def reply_to_dict(reply: ChatReply) -> dict[str, Any]:
-    return {"conversation_id": str(reply.conversation_id), "message_id": str(reply.message_id),
-            "answer": reply.answer, "sources": reply.sources, "generator": reply.generator,
-            "diagnostics": reply.diagnostics}
+    return {
+        "conversation_id": str(reply.conversation_id),
+        "message_id": str(reply.message_id),
+        "answer": reply.answer,
+        "sources": reply.sources,
+        "generator": reply.generator,
+        "diagnostics": reply.diagnostics,
+    }

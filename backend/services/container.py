@@ -31,8 +31,14 @@ class Services:
         self.pool.close()
 
 
-def build_services(settings: Settings, *, database_url: str | None = None, embedder: Embedder | None = None,
-                   llm: LLM | None = None, migrate: bool = True) -> Services:
+def build_services(
+    settings: Settings,
+    *,
+    database_url: str | None = None,
+    embedder: Embedder | None = None,
+    llm: LLM | None = None,
+    migrate: bool = True,
+) -> Services:
     """Resolve the database (embedded if unset), migrate, open the pool, wire the providers."""
     url = database_url or resolve_database_url(settings)
     if migrate:
@@ -42,7 +48,12 @@ def build_services(settings: Settings, *, database_url: str | None = None, embed
     llm = llm or create_llm(settings)
     retrieval = RetrievalService(pool, embedder, settings)
     return Services(
-        settings=settings, database_url=url, pool=pool, embedder=embedder, llm=llm,
-        ingestion=IngestionService(pool, embedder, settings), retrieval=retrieval,
+        settings=settings,
+        database_url=url,
+        pool=pool,
+        embedder=embedder,
+        llm=llm,
+        ingestion=IngestionService(pool, embedder, settings),
+        retrieval=retrieval,
         chat=ChatService(pool, retrieval, llm, settings),
     )

@@ -11,14 +11,16 @@ from backend.db.repositories import conversations as repo
 from backend.errors import NotFound
 
 
-def list_conversations(pool: ConnectionPool, *, owner_id: uuid.UUID | None, limit: int,
-                       offset: int) -> list[dict[str, Any]]:
+def list_conversations(
+    pool: ConnectionPool, *, owner_id: uuid.UUID | None, limit: int, offset: int
+) -> list[dict[str, Any]]:
     with pool.connection() as conn:
         return repo.list_conversations(conn, owner_id=owner_id, limit=limit, offset=offset)
 
 
-def read_messages(pool: ConnectionPool, *, conversation_id: uuid.UUID,
-                  owner_id: uuid.UUID | None) -> list[dict[str, Any]]:
+def read_messages(
+    pool: ConnectionPool, *, conversation_id: uuid.UUID, owner_id: uuid.UUID | None
+) -> list[dict[str, Any]]:
     """Messages oldest first; each stored source gains `stale` (its text is no longer in the document)."""
     with pool.connection() as conn:
         if not repo.conversation_exists(conn, conversation_id=conversation_id, owner_id=owner_id):
@@ -32,6 +34,7 @@ def read_messages(pool: ConnectionPool, *, conversation_id: uuid.UUID,
             key = (source["document_id"], source["content_hash"])
             source["stale"] = key not in live
             if source["stale"]:
-                source["stale_reason"] = ("document changed" if source["document_id"] in existing_docs
-                                          else "document deleted")
+                source["stale_reason"] = (
+                    "document changed" if source["document_id"] in existing_docs else "document deleted"
+                )
     return messages

@@ -101,12 +101,20 @@ class IngestionService:
         self.embedder = embedder
         self.settings = settings
 
-    def ingest(self, items: Iterable[LoadedDocument | LoadFailure], *, owner_id: uuid.UUID | None = None,
-               atomic: bool = False, on_progress: ProgressCallback | None = None) -> IngestSummary:
+    def ingest(
+        self,
+        items: Iterable[LoadedDocument | LoadFailure],
+        *,
+        owner_id: uuid.UUID | None = None,
+        atomic: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> IngestSummary:
         """Ingest documents. atomic=True: all or nothing (the API's batch); else commit per group."""
         started = time.perf_counter()
         summary = IngestSummary()
-        groups = [self._prepare_all(items, summary, strict=atomic)] if atomic else self._groups(items, summary)
+        groups = (
+            [self._prepare_all(items, summary, strict=atomic)] if atomic else self._groups(items, summary)
+        )
         aborted: str | None = None
         for group in groups:
             if aborted:
@@ -126,8 +134,9 @@ class IngestionService:
 
     # --- preparation (pure Python) ---------------------------------------------------------------
 
-    def _groups(self, items: Iterable[LoadedDocument | LoadFailure],
-                summary: IngestSummary) -> Iterator[list[_PreparedDocument]]:
+    def _groups(
+        self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary
+    ) -> Iterator[list[_PreparedDocument]]:
         group: list[_PreparedDocument] = []
         chunk_total = 0
         for prepared in self._prepare_each(items, summary, strict=False):
@@ -139,18 +148,22 @@ class IngestionService:
         if group:
             yield group
 
-    def _prepare_all(self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary,
-                     strict: bool) -> list[_PreparedDocument]:
+    def _prepare_all(
+        self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary, strict: bool
+    ) -> list[_PreparedDocument]:
         return list(self._prepare_each(items, summary, strict=strict))
 
-    def _prepare_each(self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary,
-                      strict: bool) -> Iterator[_PreparedDocument]:
+    def _prepare_each(
+        self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary, strict: bool
+    ) -> Iterator[_PreparedDocument]:
         seen: set[str] = set()
         for item in items:
             if isinstance(item, LoadFailure):
                 if strict:
                     raise InvalidInput(f"{item.source}: {item.reason}")
-                summary.outcomes.append(DocumentOutcome(item.source, "", item.source, "failed", error=item.reason))
+                summary.outcomes.append(
+                    DocumentOutcome(item.source, "", item.source, "failed", error=item.reason)
+                )
                 continue
             try:
                 prepared = self.prepare(item)
@@ -161,7 +174,9 @@ class IngestionService:
                 if strict:
                     raise
                 ident = item.external_id or item.filename or item.source
-                summary.outcomes.append(DocumentOutcome(ident, item.title, item.source, "failed", error=str(exc)))
+                summary.outcomes.append(
+                    DocumentOutcome(ident, item.title, item.source, "failed", error=str(exc))
+                )
                 continue
             yield prepared
 
@@ -171,42 +186,67 @@ class IngestionService:
         if not doc.content.strip():
             raise InvalidInput(f"{doc.source}: the document has no text")
         if len(doc.content) > s.max_document_chars:
-            raise InvalidInput(f"{doc.source}: {len(doc.content)} characters exceeds MAX_DOCUMENT_CHARS "
-                               f"({s.max_document_chars})")
+            raise InvalidInput(
+                f"{doc.source}: {len(doc.content)} characters exceeds MAX_DOCUMENT_CHARS "
+                f"({s.max_document_chars})"
+            )
         validate_metadata(doc.metadata, s.metadata_whitelist)
         content_hash = sha256(f"{doc.title}\x00{doc.content}")
         external_id = doc.external_id or f"sha256:{content_hash[:32]}"
         meta = document_metadata(doc)
         chunks = []
-        for chunk in chunk_text(doc.content, content_type=doc.content_type, size=s.chunk_size,
-                                overlap=s.chunk_overlap):
+        for chunk in chunk_text(
+            doc.content, content_type=doc.content_type, size=s.chunk_size, overlap=s.chunk_overlap
+        ):
             # Title and headings go into the indexed and embedded text: questions name the entity
             # a document is about far more often than its paragraphs repeat it.
-            context = " > ".join([doc.title, *chunk.heading_path]) if doc.title else " > ".join(chunk.heading_path)
+            context = (
+                " > ".join([doc.title, *chunk.heading_path]) if doc.title else " > ".join(chunk.heading_path)
+            )
             embed_text = normalize(f"{context}\n{chunk.content}" if context else chunk.content)
-            chunk_meta = {**meta, "doc_id": external_id,
-                          **chunk_metadata(chunk.content, min_chars=s.chunk_min_chars, sat_len=s.quality_sat_len,
-                                           keyphrase_top_k=s.keyphrase_top_k)}
-            chunks.append(_PreparedChunk(chunk, index_tokens(embed_text), sha256(embed_text), embed_text,
-                                         sha256(chunk.content), chunk_meta))
+            chunk_meta = {
+                **meta,
+                "doc_id": external_id,
+                **chunk_metadata(
+                    chunk.content,
+                    min_chars=s.chunk_min_chars,
+                    sat_len=s.quality_sat_len,
+                    keyphrase_top_k=s.keyphrase_top_k,
+                ),
+            }
+            chunks.append(
+                _PreparedChunk(
+                    chunk,
+                    index_tokens(embed_text),
+                    sha256(embed_text),
+                    embed_text,
+                    sha256(chunk.content),
+                    chunk_meta,
+                )
+            )
         if not chunks:
             raise InvalidInput(f"{doc.source}: the document has no text to index")
         return _PreparedDocument(external_id, doc.title, doc.source, content_hash, meta, chunks)
 
     # --- storage ---------------------------------------------------------------------------------
 
-    def _ingest_group(self, group: list[_PreparedDocument], owner_id: uuid.UUID | None,
-                      summary: IngestSummary) -> None:
+    def _ingest_group(
+        self, group: list[_PreparedDocument], owner_id: uuid.UUID | None, summary: IngestSummary
+    ) -> None:
         model = self.embedder.model_id
         with self.pool.connection() as conn:
-            existing = documents_repo.find_existing(conn, owner_id=owner_id,
-                                                    external_ids=[d.external_id for d in group])
+            existing = documents_repo.find_existing(
+                conn, owner_id=owner_id, external_ids=[d.external_id for d in group]
+            )
         changed: list[_PreparedDocument] = []
         for doc in group:
             old = existing.get(doc.external_id)
             if old is not None and self._unchanged(doc, old, model):
-                summary.outcomes.append(DocumentOutcome(doc.external_id, doc.title, doc.source, "unchanged",
-                                                        old.id, old.chunk_count))
+                summary.outcomes.append(
+                    DocumentOutcome(
+                        doc.external_id, doc.title, doc.source, "unchanged", old.id, old.chunk_count
+                    )
+                )
             else:
                 if old is not None and "created_at" in old.metadata:
                     doc.metadata["created_at"] = old.metadata["created_at"]
@@ -219,23 +259,51 @@ class IngestionService:
         with self.pool.connection() as conn, conn.transaction():
             for doc in changed:
                 doc_id, created = documents_repo.upsert_document(
-                    conn, owner_id=owner_id, external_id=doc.external_id, title=doc.title, source=doc.source,
-                    content_hash=doc.content_hash, metadata=doc.metadata)
-                rows = [documents_repo.ChunkRow(c.chunk.position, c.chunk.content, c.chunk.heading_path,
-                                                c.content_hash, c.tokens, vectors[c.embed_hash], c.metadata)
-                        for c in doc.chunks]
-                documents_repo.replace_chunks(conn, document_id=doc_id, owner_id=owner_id,
-                                              embedding_model=model, chunks=rows)
-                summary.outcomes.append(DocumentOutcome(doc.external_id, doc.title, doc.source,
-                                                        "created" if created else "updated", doc_id, len(rows)))
+                    conn,
+                    owner_id=owner_id,
+                    external_id=doc.external_id,
+                    title=doc.title,
+                    source=doc.source,
+                    content_hash=doc.content_hash,
+                    metadata=doc.metadata,
+                )
+                rows = [
+                    documents_repo.ChunkRow(
+                        c.chunk.position,
+                        c.chunk.content,
+                        c.chunk.heading_path,
+                        c.content_hash,
+                        c.tokens,
+                        vectors[c.embed_hash],
+                        c.metadata,
+                    )
+                    for c in doc.chunks
+                ]
+                documents_repo.replace_chunks(
+                    conn, document_id=doc_id, owner_id=owner_id, embedding_model=model, chunks=rows
+                )
+                summary.outcomes.append(
+                    DocumentOutcome(
+                        doc.external_id,
+                        doc.title,
+                        doc.source,
+                        "created" if created else "updated",
+                        doc_id,
+                        len(rows),
+                    )
+                )
 
     @staticmethod
     def _unchanged(doc: _PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
         def stable(meta: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in meta.items() if k not in _VOLATILE_KEYS}
 
-        return (old.content_hash == doc.content_hash and stable(old.metadata) == stable(doc.metadata)
-                and old.embedding_models == (model,) and old.chunk_count == len(doc.chunks))
+        return (
+            old.content_hash == doc.content_hash
+            and stable(old.metadata) == stable(doc.metadata)
+            and old.embedding_models == (model,)
+            and old.chunk_count == len(doc.chunks)
+        )
 
     def _embeddings(self, chunks: Sequence[_PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
         """Vectors for every chunk: from the cache, else from the provider (then cached)."""
@@ -247,7 +315,7 @@ class IngestionService:
         summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in missing)
         batch = self.settings.ingest_embed_batch_size
         for start in range(0, len(missing), batch):
-            hashes = missing[start:start + batch]
+            hashes = missing[start : start + batch]
             embedded = self.embedder.embed_documents([wanted[h] for h in hashes])
             new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(hashes, embedded, strict=True)}
             # Cached right away: work done before a later failure is not lost.

@@ -15,7 +15,13 @@ from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
 from backend.errors import InvalidInput
 from backend.retrieval.filters import to_containment
-from backend.retrieval.rerank import RerankWeights, dynamic_top_k, final_score, keyword_coverage, starts_with_heading
+from backend.retrieval.rerank import (
+    RerankWeights,
+    dynamic_top_k,
+    final_score,
+    keyword_coverage,
+    starts_with_heading,
+)
 from backend.text import clean_query, query_terms
 
 Mode = Literal["hybrid", "vector", "fulltext"]
@@ -58,8 +64,16 @@ class ScoredChunk:
 
     def why(self) -> dict[str, Any]:
         """The features that put this chunk where it is (stored with citations for audits)."""
-        keys = ("vector_rank", "full_text_rank", "rrf_score", "similarity", "rerank_similarity",
-                "keyword_coverage", "structure_bonus", "final_score")
+        keys = (
+            "vector_rank",
+            "full_text_rank",
+            "rrf_score",
+            "similarity",
+            "rerank_similarity",
+            "keyword_coverage",
+            "structure_bonus",
+            "final_score",
+        )
         return {k: _round(getattr(self, k)) for k in keys}
 
 
@@ -83,8 +97,11 @@ class RetrievalService:
         self.pool = pool
         self.embedder = embedder
         self.settings = settings
-        self.weights = RerankWeights(settings.rag_rerank_similarity_weight, settings.rag_rerank_coverage_weight,
-                                     settings.rag_structure_bonus)
+        self.weights = RerankWeights(
+            settings.rag_rerank_similarity_weight,
+            settings.rag_rerank_coverage_weight,
+            settings.rag_structure_bonus,
+        )
 
     def search(self, request: SearchRequest) -> SearchResult:
         s = self.settings
@@ -116,8 +133,12 @@ class RetrievalService:
 
         t0 = time.perf_counter()
         if request.dynamic:
-            keep = dynamic_top_k([c.final_score for c in candidates], top_k_min=min(s.rag_top_k_min, top_k_max),
-                                 top_k_max=top_k_max, drop_ratio=s.rag_similarity_drop_ratio)
+            keep = dynamic_top_k(
+                [c.final_score for c in candidates],
+                top_k_min=min(s.rag_top_k_min, top_k_max),
+                top_k_max=top_k_max,
+                drop_ratio=s.rag_similarity_drop_ratio,
+            )
         else:
             keep = min(top_k_max, len(candidates))
         results = candidates[:keep]
@@ -129,15 +150,25 @@ class RetrievalService:
             "mode": mode,
             "embedding_model": self.embedder.model_id if embedding is not None else None,
             "parameters": {
-                "prefetch_k": prefetch_k, "top_k_min": min(s.rag_top_k_min, top_k_max), "top_k_max": top_k_max,
-                "dynamic": request.dynamic, "drop_ratio": s.rag_similarity_drop_ratio,
+                "prefetch_k": prefetch_k,
+                "top_k_min": min(s.rag_top_k_min, top_k_max),
+                "top_k_max": top_k_max,
+                "dynamic": request.dynamic,
+                "drop_ratio": s.rag_similarity_drop_ratio,
                 "min_similarity": s.rag_min_similarity if mode == "vector" else None,
-                "rrf_k": s.rag_rrf_k, "full_text_weight": s.rag_full_text_weight,
-                "semantic_weight": s.rag_semantic_weight, "rerank_similarity": self._similarity_source(mode),
-                "rerank_weights": asdict(self.weights), "filters": filters,
+                "rrf_k": s.rag_rrf_k,
+                "full_text_weight": s.rag_full_text_weight,
+                "semantic_weight": s.rag_semantic_weight,
+                "rerank_similarity": self._similarity_source(mode),
+                "rerank_weights": asdict(self.weights),
+                "filters": filters,
             },
             "stages": {
-                "prefetch": {"count": len(rows), "ms": timings["prefetch_ms"], "embed_ms": timings["embed_ms"]},
+                "prefetch": {
+                    "count": len(rows),
+                    "ms": timings["prefetch_ms"],
+                    "embed_ms": timings["embed_ms"],
+                },
                 "rerank": {"count": len(candidates), "ms": timings["rerank_ms"]},
                 "top_k": {"count": len(results), "ms": timings["cut_ms"]},
             },
@@ -156,21 +187,35 @@ class RetrievalService:
             return "hybrid" if terms else "vector"  # a query of stopwords only has no text leg
         return "vector"
 
-    def _prefetch(self, mode: Mode, query_text: str, embedding: np.ndarray | None, k: int,
-                  filters: dict[str, Any]) -> list[dict[str, Any]]:
+    def _prefetch(
+        self, mode: Mode, query_text: str, embedding: np.ndarray | None, k: int, filters: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         s = self.settings
         with self.pool.connection() as conn:
             if mode == "vector":
                 assert embedding is not None
                 return retrieval_repo.match_documents(
-                    conn, query_embedding=embedding, match_count=k, min_similarity=s.rag_min_similarity,
-                    filter=filters, embedding_model=self.embedder.model_id, ef_search=s.rag_hnsw_ef_search)
+                    conn,
+                    query_embedding=embedding,
+                    match_count=k,
+                    min_similarity=s.rag_min_similarity,
+                    filter=filters,
+                    embedding_model=self.embedder.model_id,
+                    ef_search=s.rag_hnsw_ef_search,
+                )
             return retrieval_repo.hybrid_search(
-                conn, query_text=query_text, query_embedding=embedding, match_count=k,
+                conn,
+                query_text=query_text,
+                query_embedding=embedding,
+                match_count=k,
                 full_text_weight=s.rag_full_text_weight if mode == "hybrid" else 1.0,
-                semantic_weight=s.rag_semantic_weight if mode == "hybrid" else 0.0, rrf_k=s.rag_rrf_k,
-                filter=filters, embedding_model=self.embedder.model_id if embedding is not None else None,
-                candidate_count=s.rag_candidate_count, ef_search=s.rag_hnsw_ef_search)
+                semantic_weight=s.rag_semantic_weight if mode == "hybrid" else 0.0,
+                rrf_k=s.rag_rrf_k,
+                filter=filters,
+                embedding_model=self.embedder.model_id if embedding is not None else None,
+                candidate_count=s.rag_candidate_count,
+                ef_search=s.rag_hnsw_ef_search,
+            )
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":
@@ -186,10 +231,20 @@ class RetrievalService:
         out = []
         for r in rows:
             chunk = ScoredChunk(
-                chunk_id=r["id"], document_id=r["document_id"], external_id=r["external_id"], title=r["title"],
-                heading_path=list(r["heading_path"] or []), position=r["position"], content=r["content"],
-                content_hash=r["content_hash"], metadata=r["metadata"], vector_rank=r.get("vector_rank"),
-                full_text_rank=r.get("full_text_rank"), rrf_score=r.get("rrf_score"), similarity=r["similarity"])
+                chunk_id=r["id"],
+                document_id=r["document_id"],
+                external_id=r["external_id"],
+                title=r["title"],
+                heading_path=list(r["heading_path"] or []),
+                position=r["position"],
+                content=r["content"],
+                content_hash=r["content_hash"],
+                metadata=r["metadata"],
+                vector_rank=r.get("vector_rank"),
+                full_text_rank=r.get("full_text_rank"),
+                rrf_score=r.get("rrf_score"),
+                similarity=r["similarity"],
+            )
             if source == "cosine":
                 chunk.rerank_similarity = chunk.similarity or 0.0
             elif source == "rrf_score / best":
@@ -200,7 +255,9 @@ class RetrievalService:
             chunk.keyword_coverage = keyword_coverage(terms, text)
             heading = starts_with_heading(chunk.content)
             chunk.structure_bonus = self.weights.structure_bonus if heading else 0.0
-            chunk.final_score = final_score(chunk.rerank_similarity, chunk.keyword_coverage, heading, self.weights)
+            chunk.final_score = final_score(
+                chunk.rerank_similarity, chunk.keyword_coverage, heading, self.weights
+            )
             out.append(chunk)
         # Stable on ties: the prefetch order (RRF or cosine) breaks them.
         return sorted(out, key=lambda c: -c.final_score)

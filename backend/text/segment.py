@@ -81,7 +81,9 @@ def keyphrases(text: str, top_k: int = 10) -> list[str]:
         return []
     _ensure_jieba()
     normalized = normalize(text)
-    phrases = [p.lower() for p in jieba.analyse.textrank(normalized, topK=top_k) if p.lower() not in stopwords()]
+    phrases = [
+        p.lower() for p in jieba.analyse.textrank(normalized, topK=top_k) if p.lower() not in stopwords()
+    ]
     if len(phrases) < top_k:
         counts: dict[str, int] = {}
         for token in segment(normalized):

@@ -16,16 +16,23 @@ from backend.services.chat import ChatRequest, reply_to_dict
 router = APIRouter(prefix="/chat", tags=["chat"])
 
 
-@router.post("", response_model=ChatOut, summary="Ask; with stream=true the answer arrives as SSE",
-             responses={200: {"content": {"text/event-stream": {}}}})
-def chat(body: ChatIn, services: ServicesDep):  # type: ignore[no-untyped-def]
+@router.post(
+    "",
+    response_model=ChatOut,
+    summary="Ask; with stream=true the answer arrives as SSE",
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+def chat(body: ChatIn, services: ServicesDep) -> dict | StreamingResponse:
     request = ChatRequest(message=body.message, conversation_id=body.conversation_id)
     if not body.stream:
         return reply_to_dict(services.chat.chat(request))
     events = services.chat.chat_stream(request)
     first = next(events)  # validation and retrieval errors surface here, as a normal 4xx
-    return StreamingResponse(_sse(first, events), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        _sse(first, events),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 def _sse(first: dict, events: Iterator[dict]) -> Iterator[str]:

@@ -14,12 +14,16 @@ router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 
 @router.get("", response_model=list[ConversationOut], summary="Conversations, most recent first")
-def get_conversations(services: ServicesDep, limit: int = Query(50, ge=1, le=500),
-                      offset: int = Query(0, ge=0)) -> list[dict]:
+def get_conversations(
+    services: ServicesDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+) -> list[dict]:
     return list_conversations(services.pool, owner_id=None, limit=limit, offset=offset)
 
 
-@router.get("/{conversation_id}/messages", response_model=list[MessageOut],
-            summary="Messages with their stored sources; a source whose text changed is marked stale")
+@router.get(
+    "/{conversation_id}/messages",
+    response_model=list[MessageOut],
+    summary="Messages with their stored sources; a source whose text changed is marked stale",
+)
 def get_messages(conversation_id: uuid.UUID, services: ServicesDep) -> list[dict]:
     return read_messages(services.pool, conversation_id=conversation_id, owner_id=None)

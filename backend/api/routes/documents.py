@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
 from fastapi import APIRouter, File, Query, UploadFile, status
 
 from backend.api.deps import ServicesDep
-from backend.api.schemas import DocumentIn, DocumentOut, DocumentPage, DocumentsBatchIn, IngestSummaryOut
+from backend.api.schemas import (
+    DocumentIn,
+    DocumentOut,
+    DocumentPage,
+    DocumentsBatchIn,
+    IngestOutcomeOut,
+    IngestSummaryOut,
+)
 from backend.errors import NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.loaders import LoadedDocument, LoadFailure, load_bytes
 from backend.services import documents as documents_service
@@ -17,18 +25,33 @@ router = APIRouter(prefix="/documents", tags=["documents"])
 
 
 def _loaded(doc: DocumentIn) -> LoadedDocument:
-    return LoadedDocument(title=doc.title, content=doc.content, source=doc.source, filename=None,
-                          content_type="text/markdown", external_id=doc.external_id, metadata=doc.metadata)
+    return LoadedDocument(
+        title=doc.title,
+        content=doc.content,
+        source=doc.source,
+        filename=None,
+        content_type="text/markdown",
+        external_id=doc.external_id,
+        metadata=doc.metadata,
+    )
 
 
 def _summary(summary: IngestSummary) -> IngestSummaryOut:
-    return IngestSummaryOut(counts=summary.counts, documents=[vars(o) for o in summary.outcomes],
-                            chunks_embedded=summary.chunks_embedded, chunks_from_cache=summary.chunks_from_cache,
-                            seconds=round(summary.seconds, 3))
+    return IngestSummaryOut(
+        counts=summary.counts,
+        documents=[IngestOutcomeOut(**vars(o)) for o in summary.outcomes],
+        chunks_embedded=summary.chunks_embedded,
+        chunks_from_cache=summary.chunks_from_cache,
+        seconds=round(summary.seconds, 3),
+    )
 
 
-@router.post("", response_model=IngestSummaryOut, status_code=status.HTTP_200_OK,
-             summary="Ingest one document (idempotent: unchanged content is a no-op)")
+@router.post(
+    "",
+    response_model=IngestSummaryOut,
+    status_code=status.HTTP_200_OK,
+    summary="Ingest one document (idempotent: unchanged content is a no-op)",
+)
 def create_document(body: DocumentIn, services: ServicesDep) -> IngestSummaryOut:
     return _summary(services.ingestion.ingest([_loaded(body)], atomic=True))
 
@@ -38,9 +61,12 @@ def create_documents(body: DocumentsBatchIn, services: ServicesDep) -> IngestSum
     return _summary(services.ingestion.ingest([_loaded(d) for d in body.documents], atomic=True))
 
 
-@router.post("/upload", response_model=IngestSummaryOut,
-             summary="Upload files (.md .txt .html .pdf .jsonl); each file succeeds or fails on its own")
-def upload_documents(services: ServicesDep, files: list[UploadFile] = File(...)) -> IngestSummaryOut:
+@router.post(
+    "/upload",
+    response_model=IngestSummaryOut,
+    summary="Upload files (.md .txt .html .pdf .jsonl); each file succeeds or fails on its own",
+)
+def upload_documents(services: ServicesDep, files: Annotated[list[UploadFile], File()]) -> IngestSummaryOut:
     limit = services.settings.max_request_bytes
     items: list[LoadedDocument | LoadFailure] = []
     for upload in files:
@@ -56,8 +82,9 @@ def upload_documents(services: ServicesDep, files: list[UploadFile] = File(...))
 
 
 @router.get("", response_model=DocumentPage, summary="Documents, most recently updated first")
-def list_documents(services: ServicesDep, limit: int = Query(50, ge=1, le=500),
-                   offset: int = Query(0, ge=0)) -> DocumentPage:
+def list_documents(
+    services: ServicesDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+) -> DocumentPage:
     items, total = documents_service.list_documents(services.pool, limit=limit, offset=offset)
     return DocumentPage(items=[DocumentOut(**i) for i in items], total=total, limit=limit, offset=offset)
 
@@ -70,8 +97,9 @@ def get_document(document_id: uuid.UUID, services: ServicesDep) -> DocumentOut:
     return DocumentOut(**doc)
 
 
-@router.delete("/{document_id}", status_code=status.HTTP_204_NO_CONTENT,
-               summary="Delete a document and its chunks")
+@router.delete(
+    "/{document_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a document and its chunks"
+)
 def delete_document(document_id: uuid.UUID, services: ServicesDep) -> None:
     if not documents_service.delete_document(services.pool, document_id=document_id):
         raise NotFound(f"document {document_id} does not exist")

@@ -13,9 +13,22 @@ router = APIRouter(prefix="/search", tags=["search"])
 
 @router.post("", response_model=SearchOut, summary="Hybrid prefetch -> rerank -> dynamic top-k")
 def search(body: SearchIn, services: ServicesDep) -> SearchOut:
-    result = services.retrieval.search(SearchRequest(query=body.query, top_k=body.top_k, mode=body.mode,
-                                                     dynamic=body.dynamic, filters=body.filters))
-    hits = [SearchHit(chunk_id=c.chunk_id, document_id=c.document_id, external_id=c.external_id, title=c.title,
-                      heading=c.heading, content=c.content, metadata=c.metadata, scores=c.why())
-            for c in result.results]
+    result = services.retrieval.search(
+        SearchRequest(
+            query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
+        )
+    )
+    hits = [
+        SearchHit(
+            chunk_id=c.chunk_id,
+            document_id=c.document_id,
+            external_id=c.external_id,
+            title=c.title,
+            heading=c.heading,
+            content=c.content,
+            metadata=c.metadata,
+            scores=c.why(),
+        )
+        for c in result.results
+    ]
     return SearchOut(query=result.query, mode=result.mode, results=hits, diagnostics=result.diagnostics)

@@ -12,43 +12,59 @@ from psycopg.types.json import Jsonb
 
 
 def create_conversation(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, title: str) -> uuid.UUID:
-    row = conn.execute("insert into conversations (owner_id, title) values (%s, %s) returning id",
-                       (owner_id, title)).fetchone()
+    row = conn.execute(
+        "insert into conversations (owner_id, title) values (%s, %s) returning id", (owner_id, title)
+    ).fetchone()
     assert row is not None
     return row[0]
 
 
-def conversation_exists(conn: psycopg.Connection, *, conversation_id: uuid.UUID,
-                        owner_id: uuid.UUID | None) -> bool:
-    row = conn.execute("select 1 from conversations where id = %s and owner_id is not distinct from %s",
-                       (conversation_id, owner_id)).fetchone()
+def conversation_exists(
+    conn: psycopg.Connection, *, conversation_id: uuid.UUID, owner_id: uuid.UUID | None
+) -> bool:
+    row = conn.execute(
+        "select 1 from conversations where id = %s and owner_id is not distinct from %s",
+        (conversation_id, owner_id),
+    ).fetchone()
     return row is not None
 
 
-def recent_messages(conn: psycopg.Connection, *, conversation_id: uuid.UUID, limit: int) -> list[tuple[str, str]]:
+def recent_messages(
+    conn: psycopg.Connection, *, conversation_id: uuid.UUID, limit: int
+) -> list[tuple[str, str]]:
     """The last `limit` (role, content) pairs, oldest first."""
     rows = conn.execute(
         "select role, content from (select role, content, created_at, id from messages "
         "where conversation_id = %s order by created_at desc, id desc limit %s) m order by created_at, id",
-        (conversation_id, limit)).fetchall()
+        (conversation_id, limit),
+    ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
 
-def add_message(conn: psycopg.Connection, *, conversation_id: uuid.UUID, role: str, content: str,
-                sources: Sequence[dict[str, Any]] = (), metadata: dict[str, Any] | None = None) -> uuid.UUID:
+def add_message(
+    conn: psycopg.Connection,
+    *,
+    conversation_id: uuid.UUID,
+    role: str,
+    content: str,
+    sources: Sequence[dict[str, Any]] = (),
+    metadata: dict[str, Any] | None = None,
+) -> uuid.UUID:
     row = conn.execute(
         # clock_timestamp, not now(): the user and assistant messages of one turn share a transaction
         # and must still sort in the order they were written.
         "insert into messages (conversation_id, role, content, sources, metadata, created_at) "
         "values (%s, %s, %s, %s, %s, clock_timestamp()) returning id",
-        (conversation_id, role, content, Jsonb(list(sources)), Jsonb(metadata or {}))).fetchone()
+        (conversation_id, role, content, Jsonb(list(sources)), Jsonb(metadata or {})),
+    ).fetchone()
     conn.execute("update conversations set updated_at = now() where id = %s", (conversation_id,))
     assert row is not None
     return row[0]
 
 
-def list_conversations(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int,
-                       offset: int) -> list[dict[str, Any]]:
+def list_conversations(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int, offset: int
+) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             """
@@ -56,14 +72,18 @@ def list_conversations(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, 
                    (select count(*) from messages m where m.conversation_id = c.id) as message_count
             from conversations c where c.owner_id is not distinct from %(owner_id)s
             order by c.updated_at desc, c.id limit %(limit)s offset %(offset)s
-            """, {"owner_id": owner_id, "limit": limit, "offset": offset}).fetchall()
+            """,
+            {"owner_id": owner_id, "limit": limit, "offset": offset},
+        ).fetchall()
 
 
 def list_messages(conn: psycopg.Connection, *, conversation_id: uuid.UUID) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select id, role, content, sources, metadata, created_at from messages "
-            "where conversation_id = %s order by created_at, id", (conversation_id,)).fetchall()
+            "where conversation_id = %s order by created_at, id",
+            (conversation_id,),
+        ).fetchall()
 
 
 def live_chunk_keys(conn: psycopg.Connection, *, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -76,7 +96,8 @@ def live_chunk_keys(conn: psycopg.Connection, *, keys: Sequence[tuple[str, str]]
         "select distinct c.document_id::text, c.content_hash from chunks c "
         "join unnest(%s::uuid[], %s::text[]) as k(document_id, content_hash) "
         "on c.document_id = k.document_id and c.content_hash = k.content_hash",
-        (doc_ids, hashes)).fetchall()
+        (doc_ids, hashes),
+    ).fetchall()
     return {(r[0], r[1]) for r in rows}
 
 
@@ -84,5 +105,7 @@ def existing_documents(conn: psycopg.Connection, *, ids: Sequence[str]) -> set[s
     """Which of these document ids still exist."""
     if not ids:
         return set()
-    rows = conn.execute("select id::text from documents where id = any(%s::uuid[])", (list(set(ids)),)).fetchall()
+    rows = conn.execute(
+        "select id::text from documents where id = any(%s::uuid[])", (list(set(ids)),)
+    ).fetchall()
     return {r[0] for r in rows}

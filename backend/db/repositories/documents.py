@@ -33,13 +33,15 @@ class ChunkRow:
     metadata: dict[str, Any]
 
 
-def find_existing(conn: psycopg.Connection, *, owner_id: uuid.UUID | None,
-                  external_ids: Sequence[str]) -> dict[str, ExistingDocument]:
+def find_existing(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, external_ids: Sequence[str]
+) -> dict[str, ExistingDocument]:
     """Documents with these external ids (for this owner), with what ingestion compares against."""
     rows = conn.execute(
         """
         select d.external_id, d.id, d.content_hash, d.metadata,
-               coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}') as models,
+               coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}')
+                   as models,
                count(c.id) as chunk_count
         from documents d
         left join chunks c on c.document_id = d.id
@@ -51,8 +53,16 @@ def find_existing(conn: psycopg.Connection, *, owner_id: uuid.UUID | None,
     return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5]) for r in rows}
 
 
-def upsert_document(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, external_id: str, title: str,
-                    source: str, content_hash: str, metadata: dict[str, Any]) -> tuple[uuid.UUID, bool]:
+def upsert_document(
+    conn: psycopg.Connection,
+    *,
+    owner_id: uuid.UUID | None,
+    external_id: str,
+    title: str,
+    source: str,
+    content_hash: str,
+    metadata: dict[str, Any],
+) -> tuple[uuid.UUID, bool]:
     """Insert or replace a document row; returns (id, created)."""
     row = conn.execute(
         """
@@ -63,29 +73,57 @@ def upsert_document(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, ext
                 metadata = excluded.metadata, updated_at = now()
         returning id, (xmax = 0) as created
         """,
-        {"owner_id": owner_id, "external_id": external_id, "title": title, "source": source,
-         "content_hash": content_hash, "metadata": Jsonb(metadata)},
+        {
+            "owner_id": owner_id,
+            "external_id": external_id,
+            "title": title,
+            "source": source,
+            "content_hash": content_hash,
+            "metadata": Jsonb(metadata),
+        },
     ).fetchone()
     assert row is not None
     return row[0], row[1]
 
 
-def replace_chunks(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None,
-                   embedding_model: str, chunks: Sequence[ChunkRow]) -> None:
+def replace_chunks(
+    conn: psycopg.Connection,
+    *,
+    document_id: uuid.UUID,
+    owner_id: uuid.UUID | None,
+    embedding_model: str,
+    chunks: Sequence[ChunkRow],
+) -> None:
     """Delete a document's chunks and COPY the new ones in (binary), in the caller's transaction."""
     conn.execute("delete from chunks where document_id = %(id)s", {"id": document_id})
-    with conn.cursor() as cur, cur.copy(
-        "copy chunks (document_id, owner_id, position, content, heading_path, content_hash, content_tokens, "
-        "embedding, embedding_model, metadata) from stdin with (format binary)"
-    ) as copy:
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "copy chunks (document_id, owner_id, position, content, heading_path, content_hash, "
+            "content_tokens, embedding, embedding_model, metadata) from stdin with (format binary)"
+        ) as copy,
+    ):
         copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
         for c in chunks:
-            copy.write_row([document_id, owner_id, c.position, c.content, list(c.heading_path), c.content_hash,
-                            c.content_tokens, c.embedding, embedding_model, Jsonb(c.metadata)])
+            copy.write_row(
+                [
+                    document_id,
+                    owner_id,
+                    c.position,
+                    c.content,
+                    list(c.heading_path),
+                    c.content_hash,
+                    c.content_tokens,
+                    c.embedding,
+                    embedding_model,
+                    Jsonb(c.metadata),
+                ]
+            )
 
 
-def list_documents(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int,
-                   offset: int) -> tuple[list[dict[str, Any]], int]:
+def list_documents(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     """A page of documents, newest first, and the total count."""
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
@@ -99,13 +137,15 @@ def list_documents(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limi
             """,
             {"owner_id": owner_id, "limit": limit, "offset": offset},
         ).fetchall()
-        total = cur.execute("select count(*) as n from documents where owner_id is not distinct from %s",
-                            (owner_id,)).fetchone()
+        total = cur.execute(
+            "select count(*) as n from documents where owner_id is not distinct from %s", (owner_id,)
+        ).fetchone()
     return rows, int(total["n"]) if total else 0
 
 
-def get_document(conn: psycopg.Connection, *, document_id: uuid.UUID,
-                 owner_id: uuid.UUID | None) -> dict[str, Any] | None:
+def get_document(
+    conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None
+) -> dict[str, Any] | None:
     """One document with its chunk count and embedding models, or None."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
@@ -124,14 +164,17 @@ def get_document(conn: psycopg.Connection, *, document_id: uuid.UUID,
 
 def delete_document(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None) -> bool:
     """Delete a document (its chunks cascade); False when it did not exist."""
-    cur = conn.execute("delete from documents where id = %s and owner_id is not distinct from %s",
-                       (document_id, owner_id))
+    cur = conn.execute(
+        "delete from documents where id = %s and owner_id is not distinct from %s", (document_id, owner_id)
+    )
     return cur.rowcount > 0
 
 
 def chunk_hashes(conn: psycopg.Connection, *, chunk_ids: Sequence[int]) -> dict[int, str]:
     """Current content hash of each chunk id that still exists (for stale-citation checks)."""
-    rows = conn.execute("select id, content_hash from chunks where id = any(%s)", (list(chunk_ids),)).fetchall()
+    rows = conn.execute(
+        "select id, content_hash from chunks where id = any(%s)", (list(chunk_ids),)
+    ).fetchall()
     return {r[0]: r[1] for r in rows}
 
 

@@ -12,35 +12,74 @@ from psycopg.types.json import Jsonb
 from backend.errors import EmbeddingModelMismatch
 
 
-def hybrid_search(conn: psycopg.Connection, *, query_text: str | None, query_embedding: np.ndarray | None,
-                  match_count: int, full_text_weight: float, semantic_weight: float, rrf_k: int,
-                  filter: dict[str, Any], embedding_model: str | None, candidate_count: int | None,
-                  ef_search: int) -> list[dict[str, Any]]:
+def hybrid_search(
+    conn: psycopg.Connection,
+    *,
+    query_text: str | None,
+    query_embedding: np.ndarray | None,
+    match_count: int,
+    full_text_weight: float,
+    semantic_weight: float,
+    rrf_k: int,
+    filter: dict[str, Any],
+    embedding_model: str | None,
+    candidate_count: int | None,
+    ef_search: int,
+) -> list[dict[str, Any]]:
     """Stage 1 prefetch: public.hybrid_search (full-text OR + HNSW, fused by RRF)."""
-    return _call(conn, """
+    return _call(
+        conn,
+        """
         select * from hybrid_search(
             query_text => %(query_text)s, query_embedding => %(query_embedding)s,
             match_count => %(match_count)s, full_text_weight => %(full_text_weight)s,
             semantic_weight => %(semantic_weight)s, rrf_k => %(rrf_k)s, filter => %(filter)s,
             query_embedding_model => %(embedding_model)s, candidate_count => %(candidate_count)s,
             ef_search => %(ef_search)s)
-        """, {"query_text": query_text, "query_embedding": query_embedding, "match_count": match_count,
-              "full_text_weight": full_text_weight, "semantic_weight": semantic_weight, "rrf_k": rrf_k,
-              "filter": Jsonb(filter), "embedding_model": embedding_model, "candidate_count": candidate_count,
-              "ef_search": ef_search})
+        """,
+        {
+            "query_text": query_text,
+            "query_embedding": query_embedding,
+            "match_count": match_count,
+            "full_text_weight": full_text_weight,
+            "semantic_weight": semantic_weight,
+            "rrf_k": rrf_k,
+            "filter": Jsonb(filter),
+            "embedding_model": embedding_model,
+            "candidate_count": candidate_count,
+            "ef_search": ef_search,
+        },
+    )
 
 
-def match_documents(conn: psycopg.Connection, *, query_embedding: np.ndarray, match_count: int,
-                    min_similarity: float, filter: dict[str, Any], embedding_model: str | None,
-                    ef_search: int) -> list[dict[str, Any]]:
+def match_documents(
+    conn: psycopg.Connection,
+    *,
+    query_embedding: np.ndarray,
+    match_count: int,
+    min_similarity: float,
+    filter: dict[str, Any],
+    embedding_model: str | None,
+    ef_search: int,
+) -> list[dict[str, Any]]:
     """Vector-only prefetch: public.match_documents (cosine, min_similarity floor)."""
-    return _call(conn, """
+    return _call(
+        conn,
+        """
         select * from match_documents(
             query_embedding => %(query_embedding)s, match_count => %(match_count)s,
             min_similarity => %(min_similarity)s, filter => %(filter)s,
             query_embedding_model => %(embedding_model)s, ef_search => %(ef_search)s)
-        """, {"query_embedding": query_embedding, "match_count": match_count, "min_similarity": min_similarity,
-              "filter": Jsonb(filter), "embedding_model": embedding_model, "ef_search": ef_search})
+        """,
+        {
+            "query_embedding": query_embedding,
+            "match_count": match_count,
+            "min_similarity": min_similarity,
+            "filter": Jsonb(filter),
+            "embedding_model": embedding_model,
+            "ef_search": ef_search,
+        },
+    )
 
 
 def _call(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:

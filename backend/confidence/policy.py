@@ -1,0 +1,163 @@
+"""Versioned score policies (seed: overall-score-confidence.md, 9.4): weights, thresholds, flag rules."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+POLICIES_DIR = Path(__file__).resolve().parent / "policies"
+_VERSION = re.compile(r"^v([1-9][0-9]*)$")
+CONFIDENCE_LEVELS = ("low", "medium", "high")
+
+
+class PolicyError(ValueError):
+    """A policy file is missing, malformed or inconsistent."""
+
+
+@dataclass(frozen=True)
+class RiskFlagRule:
+    """Where "high", "low", "极低" and "极大" of the seed's risk-flag table start (7.3)."""
+
+    strength_high: float = 0.7  # low_coverage: S_strength >= this ...
+    coverage_low: float = 0.3  # ... and S_coverage < this
+    spike_max_high: float = 0.7  # single_spike: max_score_norm >= this ...
+    spike_rrf_low: float = 0.3  # ... and rrf_sum_norm < this
+    sparse_ratio: float = 0.05  # sparse_evidence: coverage_ratio < this
+    huge_doc_chunks: int = 100  # huge_doc_sparse: total_chunks >= this ...
+    huge_doc_ratio: float = 0.1  # ... and coverage_ratio < this
+    # ambiguous_candidate uses R_hitl: "top2 very close to top1" is the HITL test itself (8.1).
+
+
+@dataclass(frozen=True)
+class WebFallbackRule:
+    """Seed 8.2: fall back to the web on empty results, or on these levels unless HITL can resolve it."""
+
+    on_empty: bool = True
+    on_levels: tuple[str, ...] = ("low",)
+    unless_hitl: bool = True  # "低置信 ≠ 必然联网": an ambiguous query is clarified, not searched online
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One versioned OverallScore policy: {α, β, w1, w2, w3, T_low, T_high, R_hitl} and its rules."""
+
+    version: str
+    alpha: float = 0.6
+    beta: float = 0.5
+    w1: float = 0.5
+    w2: float = 0.3
+    w3: float = 0.2
+    t_low: float = 0.35
+    t_high: float = 0.68
+    r_hitl: float = 0.92
+    risk_flags: RiskFlagRule = field(default_factory=RiskFlagRule)
+    web_fallback: WebFallbackRule = field(default_factory=WebFallbackRule)
+    calibrated_on: str = "seed defaults, not yet calibrated"
+    derived_from: str | None = None
+    calibration: dict[str, Any] | None = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not _VERSION.match(self.version):
+            problems.append(f"version {self.version!r} must look like 'v1', 'v2', ...")
+        for name in ("alpha", "beta", "t_low", "t_high", "r_hitl"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                problems.append(f"{name} ({getattr(self, name)}) must be between 0 and 1")
+        if min(self.w1, self.w2, self.w3) < 0 or self.w1 + self.w2 + self.w3 <= 0:
+            problems.append("w1, w2, w3 must be non-negative and not all 0")
+        if self.t_low > self.t_high:
+            problems.append(f"T_low ({self.t_low}) must not exceed T_high ({self.t_high})")
+        unknown = set(self.web_fallback.on_levels) - set(CONFIDENCE_LEVELS)
+        if unknown:
+            problems.append(f"web_fallback.on_levels has unknown levels {sorted(unknown)}")
+        if problems:
+            raise PolicyError(f"policy {self.version}: " + "; ".join(problems))
+
+    @property
+    def score_policy_version(self) -> str:
+        """The name logged with every score (seed 9.4 and 10: e.g. overall_v1)."""
+        return f"overall_{self.version}"
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """thresholds_used of the output contract."""
+        return {"T_low": self.t_low, "T_high": self.t_high, "R_hitl": self.r_hitl}
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form: the seed's names for weights and thresholds."""
+        return {
+            "version": self.version,
+            "score_policy_version": self.score_policy_version,
+            "calibrated_on": self.calibrated_on,
+            "derived_from": self.derived_from,
+            "weights": {"alpha": self.alpha, "beta": self.beta, "w1": self.w1, "w2": self.w2, "w3": self.w3},
+            "thresholds": self.thresholds,
+            "risk_flags": dataclasses.asdict(self.risk_flags),
+            "web_fallback": {**dataclasses.asdict(self.web_fallback),
+                             "on_levels": list(self.web_fallback.on_levels)},
+            "calibration": self.calibration,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Policy:
+        """Parse the file form; a missing or unknown key is a PolicyError naming it."""
+        try:
+            weights, thresholds = data["weights"], data["thresholds"]
+            fallback = dict(data.get("web_fallback") or {})
+            if "on_levels" in fallback:
+                fallback["on_levels"] = tuple(fallback["on_levels"])
+            return cls(
+                version=data["version"], alpha=weights["alpha"], beta=weights["beta"], w1=weights["w1"],
+                w2=weights["w2"], w3=weights["w3"], t_low=thresholds["T_low"], t_high=thresholds["T_high"],
+                r_hitl=thresholds["R_hitl"], risk_flags=RiskFlagRule(**(data.get("risk_flags") or {})),
+                web_fallback=WebFallbackRule(**fallback), calibrated_on=data.get("calibrated_on", ""),
+                derived_from=data.get("derived_from"), calibration=data.get("calibration"))
+        except KeyError as exc:
+            raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc
+        except TypeError as exc:  # an unknown key in risk_flags / web_fallback
+            raise PolicyError(f"policy {data.get('version', '?')}: {exc}") from exc
+
+
+def available_versions(directory: Path = POLICIES_DIR) -> list[str]:
+    """The policy versions in a directory, oldest first."""
+    found = [p.stem for p in Path(directory).glob("v*.json") if _VERSION.match(p.stem)]
+    return sorted(found, key=lambda v: int(v[1:]))
+
+
+def load_policy(version: str, directory: Path = POLICIES_DIR) -> Policy:
+    """Read one policy file; `version` is 'v1' or 'overall_v1'."""
+    name = version.removeprefix("overall_")
+    path = Path(directory) / f"{name}.json"
+    if not _VERSION.match(name) or not path.is_file():
+        listed = ", ".join(available_versions(directory)) or "none"
+        raise PolicyError(f"unknown score policy version {version!r} in {directory}; available: {listed}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise PolicyError(f"{path} is not valid JSON: {exc}") from exc
+    policy = Policy.from_json(data)
+    if policy.version != name:
+        raise PolicyError(f"{path} declares version {policy.version!r}; the file name says {name!r}")
+    return policy
+
+
+def save_new_policy(policy: Policy, directory: Path = POLICIES_DIR) -> tuple[Path, Policy]:
+    """Write `policy` as the next version in `directory`; an existing file is never overwritten."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    existing = available_versions(directory)
+    number = int(existing[-1][1:]) + 1 if existing else 1
+    while True:
+        saved = dataclasses.replace(policy, version=f"v{number}")
+        path = directory / f"{saved.version}.json"
+        try:
+            with path.open("x", encoding="utf-8") as fh:  # "x": fails rather than overwrite
+                json.dump(saved.to_json(), fh, ensure_ascii=False, indent=2)
+                fh.write("\n")
+            return path, saved
+        except FileExistsError:  # written by someone else since we listed the directory
+            number += 1
