@@ -27,6 +27,7 @@ from backend.llm import (
     format_sources,
     load_prompt,
 )
+from backend.llm.extractive import MAX_SENTENCE_CHARS
 
 PROMPT_VARIABLES = {
     "answer_system": set(),
@@ -115,6 +116,22 @@ def test_extractive_quotes_the_english_sentence_that_answers() -> None:
     assert markers(answer) == {1}
 
 
+def test_extractive_answers_an_faq_heading_with_the_sentence_below_it_in_the_question_language() -> None:
+    sources = [
+        SourceText(
+            1,
+            "FAQ",
+            "What happens when no Gemini API key is set?",
+            "## What happens when no Gemini API key is set?\n\nEmbeddings come from the bundled local "
+            "model and answers are extractive.",
+        ),
+        SourceText(2, "概览", "嵌入模型", "默认使用 Gemini 模型；没有配置 API 密钥时，使用本地模型。"),
+    ]
+    answer = "".join(ExtractiveLLM().answer("What happens when no Gemini API key is set?", sources))
+    assert answer.startswith("Embeddings come from the bundled local model and answers are extractive.[1]")
+    assert "What happens" not in answer  # the heading itself is not quoted as evidence
+
+
 def test_extractive_prefers_sentences_from_different_sources() -> None:
     sources = [
         SourceText(1, "a", "", "袋鼠分布在澳洲。袋鼠分布在澳洲大陆。"),
@@ -146,7 +163,7 @@ def test_extractive_cuts_long_sentences() -> None:
     source = SourceText(4, "t", "", "袋鼠" + "很" * 500 + "大。")
     answer = "".join(ExtractiveLLM().answer("袋鼠", [source]))
     assert answer.endswith("…[4]")
-    assert len(answer) <= 204
+    assert len(answer) <= MAX_SENTENCE_CHARS + 4
 
 
 def test_extractive_cannot_complete() -> None:

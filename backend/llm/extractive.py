@@ -18,11 +18,12 @@ _WORD = re.compile(r"\w", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 MAX_SENTENCES = 3
-MAX_SENTENCE_CHARS = 200
+MAX_SENTENCE_CHARS = 320
 MIN_SENTENCE_WORD_CHARS = 4  # below this a "sentence" is a heading or list debris
 RANK_BONUS = 0.3  # what the top source gains over the last; less than one rare matching term
 SAME_SOURCE_FACTOR = 0.7  # a second sentence from an already quoted source must be clearly better
 RELATIVE_CUTOFF = 0.7  # extra sentences must come close to the best one
+OTHER_LANGUAGE_FACTOR = 0.6  # a sentence in another language than the question is a weaker answer
 CONTEXT_FACTOR = 0.5  # a term found only in the title/heading counts half: the sentence must carry the answer
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 
@@ -86,12 +87,15 @@ def _score_sentences(question: str, sources: Sequence[SourceText]) -> list[_Sent
         df = sum(doc.has(term) for doc in documents)
         if df:
             weights[term] = math.log(1 + len(sources) / df)  # rarer across the sources: worth more
+    question_lang = detect_lang(question)
     scored = []
     for rank, (source, context) in enumerate(zip(sources, contexts, strict=True)):
         bonus = RANK_BONUS * (1 - rank / len(sources))
-        for text in split_sentences(source.content):
+        for index, text in enumerate(split_sentences(source.content)):
             sentence = _Text(text)
-            if not any(sentence.has(term) for term in weights):
+            # A sentence with no query term of its own is eligible only as the first one under a
+            # heading that matches (the answer right below an FAQ question).
+            if not any(sentence.has(term) for term in weights) and (index > 0 or not source.heading):
                 continue
             # A sentence is read under its title: "The team was founded in 1993" answers
             # "Who founded the Panthers?" in a source titled "Carolina Panthers".
@@ -100,6 +104,8 @@ def _score_sentences(question: str, sources: Sequence[SourceText]) -> list[_Sent
                 for term, w in weights.items()
                 if sentence.has(term) or context.has(term)
             )
+            if detect_lang(text) != question_lang:
+                overlap *= OTHER_LANGUAGE_FACTOR
             scored.append(_Sentence(source.n, _shorten(text), overlap + bonus))
     return scored
 
