@@ -22,17 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def with_path_ids(
-    root: Path, items: Iterable[LoadedDocument | LoadFailure]
-) -> Iterator[LoadedDocument | LoadFailure]:
-    """Files get a stable external_id from their path under the argument (re-ingesting updates them)."""
-    base = root.parent if root.is_dir() else root.parent
+def with_path_ids(items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[LoadedDocument | LoadFailure]:
+    """Files get a stable external_id: their path relative to the working directory (absolute when
+    outside it), so `ingest docs/` and `ingest docs/a.md` name the same document and re-ingesting
+    an edited file updates it."""
+    cwd = Path.cwd().resolve()
     for item in items:
         if isinstance(item, LoadedDocument) and item.external_id is None and item.source:
-            try:
-                ident = Path(item.source).resolve().relative_to(base.resolve()).as_posix()
-            except ValueError:
-                ident = Path(item.source).name
+            path = Path(item.source).resolve()
+            ident = path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.as_posix()
             item = replace(item, external_id=ident)
         yield item
 
@@ -42,7 +40,7 @@ def iter_inputs(paths: list[Path]) -> Iterator[LoadedDocument | LoadFailure]:
         if not path.exists():
             yield LoadFailure(source=str(path), reason="no such file or folder")
             continue
-        yield from with_path_ids(path, load_path(path))
+        yield from with_path_ids(load_path(path))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,96 @@
+"""`calibrate LABELS_FILE`: T_low, T_high, R_hitl from labelled queries, saved as a new policy version."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend.confidence.calibrate import CalibrationError, calibrate, check_row
+from backend.confidence.policy import (
+    POLICIES_DIR,
+    Policy,
+    PolicyError,
+    available_versions,
+    load_policy,
+    save_new_policy,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("calibrate", help="calibrate confidence thresholds from labelled queries (JSONL)")
+    p.add_argument("labels_file", metavar="LABELS_FILE", type=Path,
+                   help='one JSON object a line: {"query", "label": good|ambiguous|bad, '
+                        '"best_overall_score", "score_ratio"}')
+    p.add_argument("--from-version", default=None,
+                   help="policy whose weights and rules are kept (default: the newest in --policies-dir, "
+                        "else the newest shipped one)")
+    p.add_argument("--policies-dir", type=Path, default=POLICIES_DIR,
+                   help=f"where the new policy version is written (default: {POLICIES_DIR})")
+    p.set_defaults(handler=run_calibrate)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Read the labels, calibrate, write the next policy version and print what was decided."""
+    from backend.cli import CliError
+
+    rows = read_labels(args.labels_file)
+    try:
+        base = _base_policy(args.from_version, args.policies_dir)
+        policy, report = calibrate(rows, base)
+    except (PolicyError, CalibrationError) as exc:
+        raise CliError(str(exc)) from exc
+    path, saved = save_new_policy(policy, args.policies_dir)
+    counts = report["counts"]
+    print(f"calibrated on {report['rows']} labelled queries ({counts['good']} good, "
+          f"{counts['ambiguous']} ambiguous, {counts['bad']} bad), from policy {base.version}")
+    print(f"T_low  = {report['T_low']:.4f}  ({report['method']['T_low']})")
+    print(f"T_high = {report['T_high']:.4f}  ({report['method']['T_high']})")
+    print(f"R_hitl = {report['R_hitl']:.4f}  ({report['method']['R_hitl']})")
+    print(f"AUC    = {report['auc']:.4f}  ({report['method']['auc']})")
+    for warning in report["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"new policy {saved.score_policy_version}: {path}")
+    return 0
+
+
+def read_labels(path: Path) -> list[dict[str, Any]]:
+    """The JSONL rows, each checked; an error names the line."""
+    from backend.cli import CliError
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise CliError(f"labels file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read labels file {path}: {exc}") from exc
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            check_row(row)
+        except json.JSONDecodeError as exc:
+            raise CliError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
+        except CalibrationError as exc:
+            raise CliError(f"{path}:{number}: {exc}") from None
+        rows.append(row)
+    if not rows:
+        raise CliError(f"{path} has no labelled rows")
+    return rows
+
+
+def _base_policy(version: str | None, directory: Path) -> Policy:
+    """--from-version (default: the newest) looked up in --policies-dir, then among the shipped policies."""
+    directories = list(dict.fromkeys([directory.resolve(), POLICIES_DIR]))
+    for d in directories:
+        versions = available_versions(d)
+        if versions and version is None:
+            return load_policy(versions[-1], d)
+        if version is not None and version.removeprefix("overall_") in versions:
+            return load_policy(version, d)
+    listed = "; ".join(f"{d}: {', '.join(available_versions(d)) or 'none'}" for d in directories)
+    raise PolicyError(f"unknown score policy version {version!r}; available: {listed}")

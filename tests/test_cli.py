@@ -1,0 +1,69 @@
+"""The command line, end to end with the bundled local embedding model (a few short chunks)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backend.cli import main
+from backend.config import get_settings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cli_env(monkeypatch, database_url, db):
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def folder(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kangaroo.md").write_text(
+        "# 尤金袋鼠\n\n尤金袋鼠分布在澳洲南部岛屿及西岸地区。", encoding="utf-8"
+    )
+    (docs / "panthers.txt").write_text("The Panthers defense gave up just 308 points.", encoding="utf-8")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    return docs
+
+
+def test_ingest_reports_created_then_unchanged_and_lists_failures(cli_env, folder, capsys):
+    assert main(["ingest", str(folder), "--no-progress"]) == 1  # one file failed
+    out = capsys.readouterr().out
+    assert "2 created, 0 updated, 0 unchanged, 1 failed" in out
+    assert "broken.pdf" in out
+    assert main(["ingest", str(folder / "kangaroo.md"), str(folder / "panthers.txt"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "0 created, 0 updated, 2 unchanged, 0 failed" in out
+
+
+def test_search_json_and_ask_with_citations(cli_env, folder, capsys):
+    main(["ingest", str(folder), "--no-progress"])
+    capsys.readouterr()
+    assert main(["search", "尤金袋鼠分布在哪些地区？", "--json", "--top-k", "2", "--no-dynamic"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["results"][0]["title"] == "尤金袋鼠"
+    assert len(payload["results"]) == 2
+    assert payload["diagnostics"]["embedding_model"] == "multilingual-e5-small@384"
+    assert main(["ask", "尤金袋鼠分布在哪些地区？"]) == 0
+    out = capsys.readouterr().out
+    assert "尤金袋鼠分布在澳洲南部岛屿及西岸地区。[1]" in out
+    assert "generator: extractive" in out
+
+
+def test_bad_invocations_give_a_message_and_nonzero_exit(cli_env, tmp_path, capsys):
+    assert main(["ingest"]) == 2
+    assert "nothing to ingest" in capsys.readouterr().err
+    assert main(["ingest", str(tmp_path / "missing.md"), "--no-progress"]) == 1
+    assert "no such file or folder" in capsys.readouterr().out
+    assert main(["search", "   "]) == 2
+    assert "query is empty" in capsys.readouterr().err
+    assert main(["db", "status"]) == 0
+    assert "schema: at 005" in capsys.readouterr().out
