@@ -126,3 +126,27 @@ def test_ingesting_cmrc2018_twice_creates_each_document_once_then_reports_all_un
     second = services.ingestion.ingest(load_path(CMRC))
     assert second.counts == {"created": 0, "updated": 0, "unchanged": 256, "failed": 0}
     assert db.execute("select count(*) from documents").fetchone()[0] == 256
+
+
+def test_reembed_moves_the_corpus_to_the_new_model_and_search_works_again(make_services, db):
+    from backend.errors import EmbeddingModelMismatch
+    from backend.services.reembed import reembed
+    from backend.services.retrieval import SearchRequest
+
+    old = make_services()
+    old.ingestion.ingest([doc("a", "袋鼠生活在澳洲。"), doc("b", LONG)])
+    new = make_services(embedder=HashingEmbedder(dims=768))
+    with pytest.raises(EmbeddingModelMismatch, match="re-embed"):
+        new.retrieval.search(SearchRequest(query="袋鼠"))
+    summary = reembed(new.pool, new.embedder, batch_size=3)
+    total = db.execute("select count(*) from chunks").fetchone()[0]
+    assert summary.chunks == total
+    assert summary.embedded == total
+    assert db.execute("select distinct embedding_model, embedding_dims from chunks").fetchall() == [
+        ("hashing-test@768", 768)
+    ]
+    assert new.retrieval.search(SearchRequest(query="袋鼠生活在澳洲")).results[0].external_id == "a"
+    # Switching back costs no provider call: the old model's vectors are still cached.
+    back = reembed(old.pool, old.embedder, batch_size=3)
+    assert back.chunks == total
+    assert back.embedded == 0

@@ -21,14 +21,25 @@ from backend.confidence.policy import (
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help="calibrate confidence thresholds from labelled queries (JSONL)")
-    p.add_argument("labels_file", metavar="LABELS_FILE", type=Path,
-                   help='one JSON object a line: {"query", "label": good|ambiguous|bad, '
-                        '"best_overall_score", "score_ratio"}')
-    p.add_argument("--from-version", default=None,
-                   help="policy whose weights and rules are kept (default: the newest in --policies-dir, "
-                        "else the newest shipped one)")
-    p.add_argument("--policies-dir", type=Path, default=POLICIES_DIR,
-                   help=f"where the new policy version is written (default: {POLICIES_DIR})")
+    p.add_argument(
+        "labels_file",
+        metavar="LABELS_FILE",
+        type=Path,
+        help='one JSON object a line: {"query", "label": good|ambiguous|bad, '
+        '"best_overall_score", "score_ratio"}',
+    )
+    p.add_argument(
+        "--from-version",
+        default=None,
+        help="policy whose weights and rules are kept (default: the newest in --policies-dir, "
+        "else the newest shipped one)",
+    )
+    p.add_argument(
+        "--policies-dir",
+        type=Path,
+        default=POLICIES_DIR,
+        help=f"where the new policy version is written (default: {POLICIES_DIR})",
+    )
     p.set_defaults(handler=run_calibrate)
 
 
@@ -44,8 +55,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     path, saved = save_new_policy(policy, args.policies_dir)
     counts = report["counts"]
-    print(f"calibrated on {report['rows']} labelled queries ({counts['good']} good, "
-          f"{counts['ambiguous']} ambiguous, {counts['bad']} bad), from policy {base.version}")
+    print(
+        f"calibrated on {report['rows']} labelled queries ({counts['good']} good, "
+        f"{counts['ambiguous']} ambiguous, {counts['bad']} bad), from policy {base.version}"
+    )
     print(f"T_low  = {report['T_low']:.4f}  ({report['method']['T_low']})")
     print(f"T_high = {report['T_high']:.4f}  ({report['method']['T_high']})")
     print(f"R_hitl = {report['R_hitl']:.4f}  ({report['method']['R_hitl']})")

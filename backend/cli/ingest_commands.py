@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jsonl", action="append", type=Path, default=[], help="a BEIR corpus.jsonl (repeatable)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs, CI)")
     p.set_defaults(handler=run)
+    register_reembed(sub)
 
 
 def with_path_ids(items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[LoadedDocument | LoadFailure]:
@@ -91,3 +92,29 @@ def print_summary(summary: IngestSummary) -> None:
     print(f"chunks: {summary.chunks_embedded} embedded, {summary.chunks_from_cache} from the embedding cache")
     for failure in summary.failures:
         print(f"  failed: {failure.external_id}: {failure.error}")
+
+
+def register_reembed(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("reembed", help="re-embed chunks stored by another model with the current one")
+    p.set_defaults(handler=run_reembed)
+
+
+def run_reembed(args: argparse.Namespace) -> int:
+    from backend.services.container import build_services
+    from backend.services.reembed import reembed
+
+    services = build_services(get_settings())
+    try:
+        summary = reembed(
+            services.pool,
+            services.embedder,
+            batch_size=services.settings.ingest_embed_batch_size,
+            on_progress=lambda s, total: print(f"  {s.chunks}/{total} chunks", file=sys.stderr),
+        )
+    finally:
+        services.close()
+    print(
+        f"re-embedded {summary.chunks} chunks with {summary.model} "
+        f"({summary.embedded} by the provider, {summary.chunks - summary.embedded} from the cache)"
+    )
+    return 0

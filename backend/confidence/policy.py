@@ -97,8 +97,10 @@ class Policy:
             "weights": {"alpha": self.alpha, "beta": self.beta, "w1": self.w1, "w2": self.w2, "w3": self.w3},
             "thresholds": self.thresholds,
             "risk_flags": dataclasses.asdict(self.risk_flags),
-            "web_fallback": {**dataclasses.asdict(self.web_fallback),
-                             "on_levels": list(self.web_fallback.on_levels)},
+            "web_fallback": {
+                **dataclasses.asdict(self.web_fallback),
+                "on_levels": list(self.web_fallback.on_levels),
+            },
             "calibration": self.calibration,
         }
 
@@ -111,11 +113,21 @@ class Policy:
             if "on_levels" in fallback:
                 fallback["on_levels"] = tuple(fallback["on_levels"])
             return cls(
-                version=data["version"], alpha=weights["alpha"], beta=weights["beta"], w1=weights["w1"],
-                w2=weights["w2"], w3=weights["w3"], t_low=thresholds["T_low"], t_high=thresholds["T_high"],
-                r_hitl=thresholds["R_hitl"], risk_flags=RiskFlagRule(**(data.get("risk_flags") or {})),
-                web_fallback=WebFallbackRule(**fallback), calibrated_on=data.get("calibrated_on", ""),
-                derived_from=data.get("derived_from"), calibration=data.get("calibration"))
+                version=data["version"],
+                alpha=weights["alpha"],
+                beta=weights["beta"],
+                w1=weights["w1"],
+                w2=weights["w2"],
+                w3=weights["w3"],
+                t_low=thresholds["T_low"],
+                t_high=thresholds["T_high"],
+                r_hitl=thresholds["R_hitl"],
+                risk_flags=RiskFlagRule(**(data.get("risk_flags") or {})),
+                web_fallback=WebFallbackRule(**fallback),
+                calibrated_on=data.get("calibrated_on", ""),
+                derived_from=data.get("derived_from"),
+                calibration=data.get("calibration"),
+            )
         except KeyError as exc:
             raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc
         except TypeError as exc:  # an unknown key in risk_flags / web_fallback
@@ -146,11 +158,15 @@ def load_policy(version: str, directory: Path = POLICIES_DIR) -> Policy:
 
 
 def save_new_policy(policy: Policy, directory: Path = POLICIES_DIR) -> tuple[Path, Policy]:
-    """Write `policy` as the next version in `directory`; an existing file is never overwritten."""
+    """Write `policy` as a new version in `directory`; an existing file is never overwritten.
+
+    The number follows both the directory's newest version and the version `policy` carries (the one
+    it was derived from), so a calibrated copy of the shipped v1 is v2 even in an empty directory.
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    existing = available_versions(directory)
-    number = int(existing[-1][1:]) + 1 if existing else 1
+    newest = max([int(v[1:]) for v in available_versions(directory)] + [int(policy.version[1:])])
+    number = newest + 1
     while True:
         saved = dataclasses.replace(policy, version=f"v{number}")
         path = directory / f"{saved.version}.json"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Seed section 一: actual_recall = max(80, result_limit x 4); local_recall_k = min(actual_recall, result_limit x 2).
+# Seed section 一: actual_recall = max(80, result_limit x 4),
+# local_recall_k = min(actual_recall, result_limit x 2).
 RECALL_FLOOR = 80
 RECALL_MULTIPLIER = 4
 LOCAL_RECALL_MULTIPLIER = 2
@@ -26,8 +27,9 @@ class EvidenceBudget:
         return self.step_k
 
     @classmethod
-    def compute(cls, local_top_k: int, step_top_k: int | None = None,
-                write_top_k: int | None = None) -> EvidenceBudget:
+    def compute(
+        cls, local_top_k: int, step_top_k: int | None = None, write_top_k: int | None = None
+    ) -> EvidenceBudget:
         """Derive the budget: step_k = step_top_k or local_top_k, write_k = write_top_k or step_k."""
         _check_positive("local_top_k", local_top_k)
         _check_positive("step_top_k", step_top_k, optional=True)

@@ -21,12 +21,12 @@ from psycopg_pool import ConnectionPool
 
 from backend.config import Settings
 from backend.db.repositories import documents as documents_repo
-from backend.db.repositories import embedding_cache
 from backend.embeddings import Embedder
 from backend.errors import DomainError, InvalidInput, ProviderError
 from backend.ingest.chunking import Chunk, chunk_text
 from backend.ingest.loaders import LoadedDocument, LoadFailure
 from backend.ingest.metadata import chunk_metadata, document_metadata, validate_metadata
+from backend.services.embedding_store import embed_with_cache
 from backend.text import index_tokens, normalize
 
 logger = logging.getLogger(__name__)
@@ -91,6 +91,17 @@ ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chun
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embedding_text(title: str, heading_path: Sequence[str], content: str) -> str:
+    """The text that is embedded and indexed for a chunk: "title > headings" then the chunk.
+
+    Questions name the entity a document is about far more often than its paragraphs repeat it.
+    A top heading that repeats the title is left out.
+    """
+    path = list(heading_path[1:] if heading_path[:1] and heading_path[0] == title else heading_path)
+    context = " > ".join([title, *path] if title else path)
+    return normalize(f"{context}\n{content}" if context else content)
 
 
 class IngestionService:
@@ -198,12 +209,7 @@ class IngestionService:
         for chunk in chunk_text(
             doc.content, content_type=doc.content_type, size=s.chunk_size, overlap=s.chunk_overlap
         ):
-            # Title and headings go into the indexed and embedded text: questions name the entity
-            # a document is about far more often than its paragraphs repeat it.
-            context = (
-                " > ".join([doc.title, *chunk.heading_path]) if doc.title else " > ".join(chunk.heading_path)
-            )
-            embed_text = normalize(f"{context}\n{chunk.content}" if context else chunk.content)
+            embed_text = embedding_text(doc.title, chunk.heading_path, chunk.content)
             chunk_meta = {
                 **meta,
                 "doc_id": external_id,
@@ -307,22 +313,12 @@ class IngestionService:
 
     def _embeddings(self, chunks: Sequence[_PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
         """Vectors for every chunk: from the cache, else from the provider (then cached)."""
-        model = self.embedder.model_id
         wanted = {c.embed_hash: c.embed_text for c in chunks}
-        with self.pool.connection() as conn:
-            vectors = embedding_cache.fetch(conn, model=model, hashes=list(wanted))
-        missing = [h for h in wanted if h not in vectors]
-        summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in missing)
-        batch = self.settings.ingest_embed_batch_size
-        for start in range(0, len(missing), batch):
-            hashes = missing[start : start + batch]
-            embedded = self.embedder.embed_documents([wanted[h] for h in hashes])
-            new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(hashes, embedded, strict=True)}
-            # Cached right away: work done before a later failure is not lost.
-            with self.pool.connection() as conn:
-                embedding_cache.store(conn, model=model, vectors=new)
-            vectors.update(new)
-            summary.chunks_embedded += len(hashes)
+        vectors, embedded = embed_with_cache(
+            self.pool, self.embedder, wanted, batch_size=self.settings.ingest_embed_batch_size
+        )
+        summary.chunks_embedded += len(embedded)
+        summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in embedded)
         return vectors
 
     @staticmethod

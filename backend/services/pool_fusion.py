@@ -70,7 +70,11 @@ def fuse_pools_with_gap_protection(
     if n_gap and desired > n_gap:
         logger.warning(
             "[fuse_pools] gap pool too small: desired_quota=%d but only %d gap candidates available "
-            "— using %d as effective quota", desired, n_gap, effective)
+            "— using %d as effective quota",
+            desired,
+            n_gap,
+            effective,
+        )
 
     # Step 2: one global rerank; the first rank_pool_k of its order form the ranked pool ("榜").
     rank_pool_k = min(max(ceil_count(top_k * rank_pool_multiplier), top_k + n_gap), total)
@@ -85,17 +89,18 @@ def fuse_pools_with_gap_protection(
     # Step 4: quota protection.
     deficit = max(0, effective - gap_in_slice)
     from_tail = [x for x in ranked[top_k:] if pool_of[key(x)] == GAP][:deficit]
-    from_unranked = [x for x in unranked if pool_of[key(x)] == GAP][:deficit - len(from_tail)]
+    from_unranked = [x for x in unranked if pool_of[key(x)] == GAP][: deficit - len(from_tail)]
     fills = from_tail + from_unranked
     main_in_kept = [x for x in kept if pool_of[key(x)] == MAIN]
-    displaced = {key(x) for x in main_in_kept[len(main_in_kept) - len(fills):]} if fills else set()
+    displaced = {key(x) for x in main_in_kept[len(main_in_kept) - len(fills) :]} if fills else set()
     # The kept list stays in the global rerank order, so a backfilled gap item sits where its score puts it.
     output = sorted([x for x in kept if key(x) not in displaced] + fills, key=lambda x: position[key(x)])
 
     gap_in_output = sum(1 for item in output if pool_of[key(item)] == GAP)
     if gap_in_output < effective:
-        logger.warning("[fuse_pools] gap quota not met after backfill: wanted=%d in_output=%d",
-                       effective, gap_in_output)
+        logger.warning(
+            "[fuse_pools] gap quota not met after backfill: wanted=%d in_output=%d", effective, gap_in_output
+        )
 
     if diag is not None:
         diag["pool_fusion"] = {
@@ -131,8 +136,9 @@ def _validate(top_k: int, gap_ratio: float, multiplier: float, gap_min_keep: int
         raise ValueError(f"gap_min_keep must not be negative, got {gap_min_keep}")
 
 
-def _reranked(rerank: Rerank, candidates: list[T], key: Callable[[T], Hashable],
-              pool_of: dict[Hashable, str]) -> list[T]:
+def _reranked(
+    rerank: Rerank, candidates: list[T], key: Callable[[T], Hashable], pool_of: dict[Hashable, str]
+) -> list[T]:
     """The reranker's order, best first. A candidate it leaves out is dropped (e.g. a relevance floor
     or a per-document cap); an item that was never a candidate is a bug in the reranker."""
     seen: set[Hashable] = set()

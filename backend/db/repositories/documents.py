@@ -181,3 +181,32 @@ def chunk_hashes(conn: psycopg.Connection, *, chunk_ids: Sequence[int]) -> dict[
 def embedding_models_in_use(conn: psycopg.Connection) -> list[tuple[int, str]]:
     """The (dims, model) pairs the stored chunks were embedded with."""
     return [(r[0], r[1]) for r in conn.execute("select * from embedding_spaces()").fetchall()]
+
+
+def chunks_embedded_by_other_models(
+    conn: psycopg.Connection, *, model: str, after_id: int, limit: int
+) -> list[tuple[int, str, list[str], str]]:
+    """(chunk id, document title, heading path, content) of chunks not embedded by `model`, by id."""
+    rows = conn.execute(
+        "select c.id, d.title, c.heading_path, c.content "
+        "from chunks c join documents d on d.id = c.document_id "
+        "where c.embedding_model <> %(model)s and c.id > %(after)s order by c.id limit %(limit)s",
+        {"model": model, "after": after_id, "limit": limit},
+    ).fetchall()
+    return [(r[0], r[1], list(r[2]), r[3]) for r in rows]
+
+
+def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: str) -> int:
+    row = conn.execute("select count(*) from chunks where embedding_model <> %s", (model,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def update_embeddings(
+    conn: psycopg.Connection, *, model: str, vectors: Sequence[tuple[int, np.ndarray]]
+) -> None:
+    """Replace the embedding (and model identity) of these chunks."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "update chunks set embedding = %s, embedding_model = %s where id = %s",
+            [(vector, model, chunk_id) for chunk_id, vector in vectors],
+        )

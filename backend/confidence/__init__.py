@@ -1,0 +1,4 @@
+"""Document-level OverallScore and retrieval confidence under versioned policies.
+
+Specification: overall-score-confidence.md (the design seed).
+"""
