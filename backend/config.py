@@ -89,6 +89,19 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     ingest_embed_batch_size: int = Field(default=64, ge=1)
 
+    # --- evidence budgets, gap supplement, confidence (seeds: evidence-retention, overall-score-confidence)
+    local_top_k: int | None = Field(default=None, ge=1, le=100, description="None: rag_top_k_max.")
+    step_top_k: int | None = Field(default=None, ge=1, le=100, description="None: local_top_k.")
+    write_top_k: int | None = Field(default=None, ge=1, le=100, description="None: step_top_k.")
+    chat_gap_supplement_enabled: bool = True
+    chat_gap_max_queries: int = Field(default=3, ge=1, le=10)
+    chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
+    chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
+    chat_clarify_enabled: bool = True
+    score_policy_version: str = "v1"
+    score_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
+    confidence_top_n: int = Field(default=5, ge=1, le=50)
+
     # --- generation ------------------------------------------------------------------------------
     llm_provider: Literal["gemini", "extractive"] | None = Field(
         default=None, description="None: gemini when an API key is set, extractive otherwise."
@@ -100,7 +113,7 @@ class Settings(BaseSettings):
     chat_history_turns: int = Field(default=6, ge=0)
     # A retrieved chunk is evidence for chat when it shares this share of the query's significant terms,
     # or when its cosine reaches chat_min_similarity (model-dependent; e5 cosines sit high).
-    chat_min_keyword_coverage: float = Field(default=0.34, ge=0, le=1)
+    chat_min_keyword_coverage: float = Field(default=0.25, ge=0, le=1)
     chat_min_similarity: float = Field(default=0.86, ge=-1, le=1)
     max_query_chars: int = Field(default=2000, ge=1)
 

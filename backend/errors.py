@@ -37,3 +37,9 @@ class UnsupportedDocument(DomainError):
     """A file that cannot be turned into text (binary, empty, undecodable, unknown type)."""
 
     status_code = 415
+
+
+class ConfigurationError(DomainError):
+    """A setting names something that does not exist (e.g. an unknown policy version)."""
+
+    status_code = 500

@@ -14,12 +14,20 @@ SMOOTHING_FLOOR = 0.01  # seed 6.2: S_* = max(S_*, 0.01) against underflow, for 
 
 
 class ChunkLike(Protocol):
-    chunk_id: Any
-    document_id: Any
-    title: str
-    heading_path: Sequence[str]
-    rrf_score: float | None
-    final_score: float
+    """What scoring reads of a retrieved chunk (read-only, so ScoredChunk's list fields fit)."""
+
+    @property
+    def chunk_id(self) -> Any: ...
+    @property
+    def document_id(self) -> Any: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def heading_path(self) -> Sequence[str]: ...
+    @property
+    def rrf_score(self) -> float | None: ...
+    @property
+    def final_score(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -130,7 +138,7 @@ def retrieval_confidence(
     max_n = normalise([p.max_score for p in parents])
     cov_n = normalise([float(p.coverage) for p in parents])
     size_n = normalise([math.log(p.total_chunks + 1) for p in parents])
-    scored = []
+    scored: list[dict[str, Any]] = []
     for i, p in enumerate(parents):
         strength = policy.alpha * rrf_n[i] + (1 - policy.alpha) * max_n[i]
         coverage = policy.beta * cov_n[i] + (1 - policy.beta) * p.coverage_ratio

@@ -16,12 +16,14 @@ from backend.db.repositories import conversations as conversations_repo
 from backend.errors import InvalidInput, NotFound
 from backend.llm import LLM, Turn, load_prompt
 from backend.services.context import BuiltContext, build_context
-from backend.services.retrieval import RetrievalService, ScoredChunk, SearchRequest, SearchResult
+from backend.services.evidence import Evidence, gather_evidence
+from backend.services.retrieval import RetrievalService, ScoredChunk
 from backend.services.rewrite import rewrite_followup
 from backend.text import detect_lang
 
 _MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 _SNIPPET_CHARS = 300
+_CONFIDENCE_SUMMARY = ("confidence_level", "best_overall_score", "need_hitl", "web_fallback", "score_ratio")
 
 
 @dataclass
@@ -44,12 +46,13 @@ class ChatReply:
 @dataclass
 class _Prepared:
     conversation_id: uuid.UUID | None  # None: created with the first messages, atomically
-    created_conversation: bool
     history: list[Turn]
     rewrite_query: str
     rewrite_method: str
-    search: SearchResult
-    context: BuiltContext
+    evidence: Evidence
+    context: BuiltContext  # the first write_k evidence chunks, numbered [1..m], within the token budget
+    extra: list[ScoredChunk]  # further evidence, numbered after the context, kept for citation resolution
+    clarify: str | None  # a clarification question instead of an answer (need_hitl)
     started: float
 
 
@@ -83,16 +86,18 @@ class ChatService:
 
     def chat(self, request: ChatRequest) -> ChatReply:
         prepared = self._prepare(request)
-        if not prepared.context.sources:
-            return self._finish(request, prepared, self._not_found_text(request.message))
+        fixed = self._fixed_reply(request, prepared)
+        if fixed is not None:
+            return self._finish(request, prepared, fixed)
         answer = "".join(self.llm.answer(request.message, prepared.context.sources, prepared.history))
         return self._finish(request, prepared, answer)
 
     def chat_stream(self, request: ChatRequest) -> Iterator[dict[str, Any]]:
         """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
         prepared = self._prepare(request)
-        if not prepared.context.sources:
-            text = self._not_found_text(request.message)
+        fixed = self._fixed_reply(request, prepared)
+        if fixed is not None:
+            text = fixed
             yield {"type": "delta", "text": text}
         else:
             parts = []
@@ -115,7 +120,6 @@ class ChatService:
                 f"message has {len(message)} characters; the limit is {self.settings.max_query_chars}"
             )
         history: list[Turn] = []
-        created = request.conversation_id is None
         conversation_id = request.conversation_id
         with self.pool.connection() as conn:
             if conversation_id is not None:
@@ -130,44 +134,91 @@ class ChatService:
                     )
                 ]
         rewrite = rewrite_followup(message, history, self.llm)
-        search = self.retrieval.search(SearchRequest(query=rewrite.query))
-        relevant = [c for c in search.results if self._relevant(c)]
-        context = build_context(relevant, self.settings.context_max_tokens)
+        evidence = gather_evidence(rewrite.query, self.retrieval, self.llm, self.settings)
+        clarify = self._clarification(message, evidence)
+        context = build_context(evidence.chunks[: evidence.budget.write_k], self.settings.context_max_tokens)
+        in_context = {c.chunk_id for c in context.chunks}
+        seen = {c.content_hash for c in context.chunks}
+        extra = []
+        for chunk in evidence.chunks[evidence.budget.write_k :]:
+            if chunk.chunk_id not in in_context and chunk.content_hash not in seen:
+                seen.add(chunk.content_hash)
+                extra.append(chunk)
         return _Prepared(
-            conversation_id, created, history, rewrite.query, rewrite.method, search, context, started
+            conversation_id,
+            history,
+            rewrite.query,
+            rewrite.method,
+            evidence,
+            context,
+            extra,
+            clarify,
+            started,
         )
 
-    def _relevant(self, chunk: ScoredChunk) -> bool:
-        """Evidence worth showing the model: shares a significant term, or is semantically very close."""
-        s = self.settings
-        return chunk.keyword_coverage >= s.chat_min_keyword_coverage or (
-            chunk.similarity is not None and chunk.similarity >= s.chat_min_similarity
+    def _fixed_reply(self, request: ChatRequest, p: _Prepared) -> str | None:
+        """The reply that needs no model: not found, or a clarification question."""
+        if not p.context.sources:
+            return self._not_found_text(request.message)
+        return p.clarify
+
+    def _clarification(self, message: str, evidence: Evidence) -> str | None:
+        """Seed: need_hitl -> ask which of the top candidate documents the user means."""
+        confidence = evidence.confidence
+        if not (self.settings.chat_clarify_enabled and confidence.get("need_hitl") and evidence.chunks):
+            return None
+        titles = [p["title"] or p["parent_id"] for p in confidence.get("top_parents", [])[:3]]
+        name = "clarify_zh" if detect_lang(message) == "zh" else "clarify_en"
+        joiner = "、" if name == "clarify_zh" else ", "
+        return load_prompt(name).render(
+            candidates=joiner.join(f"《{t}》" if joiner == "、" else t for t in titles)
         )
 
     def _finish(self, request: ChatRequest, p: _Prepared, raw_answer: str) -> ChatReply:
-        answer, cited, removed = validate_citations(raw_answer, len(p.context.sources))
+        found = bool(p.context.sources)
+        numbered = [*p.context.chunks, *p.extra] if found else []
+        answer, cited, removed = validate_citations(raw_answer, len(numbered))
+        in_context = len(p.context.chunks)
         sources = [
-            self._source_record(i + 1, chunk, (i + 1) in cited) for i, chunk in enumerate(p.context.chunks)
+            self._source_record(n, chunk, n in cited, n <= in_context) for n, chunk in enumerate(numbered, 1)
         ]
-        generator = self.llm.generator if p.context.sources else "none"
+        generator = "none" if not found else "clarify" if p.clarify else self.llm.generator
+        confidence = p.evidence.confidence
         diagnostics: dict[str, Any] = {
             "rewrite": {"query": p.rewrite_query, "method": p.rewrite_method},
-            "retrieval": p.search.diagnostics,
+            "retrieval": p.evidence.search.diagnostics,
+            "evidence": p.evidence.diagnostics,
+            "confidence": {
+                k: confidence.get(k)
+                for k in (
+                    "confidence_level",
+                    "best_overall_score",
+                    "need_hitl",
+                    "web_fallback",
+                    "score_ratio",
+                )
+            },
             "context": {
-                "sources": len(p.context.sources),
+                "sources": in_context,
+                "extra_sources": len(p.extra),
                 "used_tokens": p.context.used_tokens,
                 "budget_tokens": self.settings.context_max_tokens,
                 "dropped_duplicates": p.context.dropped_duplicates,
                 "truncated": p.context.truncated,
                 "dropped_for_budget": p.context.dropped_for_budget,
-                "irrelevant_dropped": len(p.search.results)
-                - len(p.context.chunks)
-                - p.context.dropped_duplicates
-                - p.context.dropped_for_budget,
             },
             "citations": {"valid": sorted(cited), "invalid_removed": removed},
+            "clarify": p.clarify is not None,
             "generator": generator,
-            "llm": self.llm.name if p.context.sources else None,
+            "llm": self.llm.name if generator == self.llm.generator else None,
+        }
+        metadata = {
+            "generator": generator,
+            "rewrite": diagnostics["rewrite"],
+            "citations": diagnostics["citations"],
+            "clarify": p.clarify is not None,
+            "gap_queries": p.evidence.diagnostics["gap"].get("queries", []),
+            "confidence": confidence,
         }
         with self.pool.connection() as conn, conn.transaction():
             conversation_id = p.conversation_id or conversations_repo.create_conversation(
@@ -182,17 +233,13 @@ class ChatService:
                 role="assistant",
                 content=answer,
                 sources=sources,
-                metadata={
-                    "generator": generator,
-                    "rewrite": diagnostics["rewrite"],
-                    "citations": diagnostics["citations"],
-                },
+                metadata=metadata,
             )
         diagnostics["total_ms"] = round((time.perf_counter() - p.started) * 1000, 3)
         return ChatReply(conversation_id, message_id, answer, sources, generator, diagnostics)
 
     @staticmethod
-    def _source_record(n: int, chunk: ScoredChunk, cited: bool) -> dict[str, Any]:
+    def _source_record(n: int, chunk: ScoredChunk, cited: bool, in_context: bool) -> dict[str, Any]:
         snippet = (
             chunk.content if len(chunk.content) <= _SNIPPET_CHARS else chunk.content[:_SNIPPET_CHARS] + "…"
         )
@@ -205,6 +252,7 @@ class ChatService:
             "heading": chunk.heading,
             "snippet": snippet,
             "cited": cited,
+            "in_context": in_context,
             "content_hash": chunk.content_hash,
             "why": chunk.why(),
         }

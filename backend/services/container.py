@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
+from backend.confidence.policy import PolicyError
 from backend.config import Settings
 from backend.db import migrations
 from backend.db.connection import create_pool, resolve_database_url
 from backend.embeddings import Embedder, create_embedder
+from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
 from backend.services.chat import ChatService
 from backend.services.ingestion import IngestionService
@@ -46,7 +48,11 @@ def build_services(
     pool = create_pool(url, settings)
     embedder = embedder or create_embedder(settings)
     llm = llm or create_llm(settings)
-    retrieval = RetrievalService(pool, embedder, settings)
+    try:
+        retrieval = RetrievalService(pool, embedder, settings)
+    except PolicyError as exc:
+        pool.close()
+        raise ConfigurationError(f"SCORE_POLICY_VERSION: {exc}") from exc
     return Services(
         settings=settings,
         database_url=url,

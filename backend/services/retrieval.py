@@ -8,8 +8,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import psycopg
 from psycopg_pool import ConnectionPool
 
+from backend.confidence.policy import POLICIES_DIR, load_policy
+from backend.confidence.scoring import retrieval_confidence
 from backend.config import Settings
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
@@ -34,6 +37,7 @@ class SearchRequest:
     mode: Mode | None = None
     dynamic: bool = True
     filters: dict[str, Any] | None = None
+    prefetch_k: int | None = None  # candidates asked of the database; None: max(rag_prefetch_k, top_k)
 
 
 @dataclass
@@ -84,6 +88,7 @@ class SearchResult:
     results: list[ScoredChunk]
     candidates: list[ScoredChunk]  # every prefetched chunk, reranked (results are a prefix)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    confidence: dict[str, Any] = field(default_factory=dict)  # overall-score-confidence.md, section 10
 
 
 def _round(v: Any) -> Any:
@@ -102,6 +107,7 @@ class RetrievalService:
             settings.rag_rerank_coverage_weight,
             settings.rag_structure_bonus,
         )
+        self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
 
     def search(self, request: SearchRequest) -> SearchResult:
         s = self.settings
@@ -122,9 +128,9 @@ class RetrievalService:
         embedding = self.embedder.embed_query(query) if mode != "fulltext" else None
         timings["embed_ms"] = _ms(t0)
 
-        prefetch_k = max(s.rag_prefetch_k, top_k_max)
+        prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
         t0 = time.perf_counter()
-        rows = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters)
+        rows, chunk_totals = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters)
         timings["prefetch_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
@@ -143,6 +149,10 @@ class RetrievalService:
             keep = min(top_k_max, len(candidates))
         results = candidates[:keep]
         timings["cut_ms"] = _ms(t0)
+
+        t0 = time.perf_counter()
+        confidence = retrieval_confidence(candidates, chunk_totals, self.policy, top_n=s.confidence_top_n)
+        timings["confidence_ms"] = _ms(t0)
 
         diagnostics = {
             "query": query,
@@ -171,10 +181,12 @@ class RetrievalService:
                 },
                 "rerank": {"count": len(candidates), "ms": timings["rerank_ms"]},
                 "top_k": {"count": len(results), "ms": timings["cut_ms"]},
+                "confidence": {"parents": confidence["parents_considered"], "ms": timings["confidence_ms"]},
             },
+            "confidence": confidence,
             "total_ms": round(sum(timings.values()), 3),
         }
-        return SearchResult(query, mode, results, candidates, diagnostics)
+        return SearchResult(query, mode, results, candidates, diagnostics, confidence)
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
         if requested == "fulltext":
@@ -189,33 +201,47 @@ class RetrievalService:
 
     def _prefetch(
         self, mode: Mode, query_text: str, embedding: np.ndarray | None, k: int, filters: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """Stage 1 rows, and the chunk count of each document they come from (for confidence)."""
+        with self.pool.connection() as conn:
+            rows = self._prefetch_rows(conn, mode, query_text, embedding, k, filters)
+            totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
+        return rows, totals
+
+    def _prefetch_rows(
+        self,
+        conn: psycopg.Connection,
+        mode: Mode,
+        query_text: str,
+        embedding: np.ndarray | None,
+        k: int,
+        filters: dict[str, Any],
     ) -> list[dict[str, Any]]:
         s = self.settings
-        with self.pool.connection() as conn:
-            if mode == "vector":
-                assert embedding is not None
-                return retrieval_repo.match_documents(
-                    conn,
-                    query_embedding=embedding,
-                    match_count=k,
-                    min_similarity=s.rag_min_similarity,
-                    filter=filters,
-                    embedding_model=self.embedder.model_id,
-                    ef_search=s.rag_hnsw_ef_search,
-                )
-            return retrieval_repo.hybrid_search(
+        if mode == "vector":
+            assert embedding is not None
+            return retrieval_repo.match_documents(
                 conn,
-                query_text=query_text,
                 query_embedding=embedding,
                 match_count=k,
-                full_text_weight=s.rag_full_text_weight if mode == "hybrid" else 1.0,
-                semantic_weight=s.rag_semantic_weight if mode == "hybrid" else 0.0,
-                rrf_k=s.rag_rrf_k,
+                min_similarity=s.rag_min_similarity,
                 filter=filters,
-                embedding_model=self.embedder.model_id if embedding is not None else None,
-                candidate_count=s.rag_candidate_count,
+                embedding_model=self.embedder.model_id,
                 ef_search=s.rag_hnsw_ef_search,
             )
+        return retrieval_repo.hybrid_search(
+            conn,
+            query_text=query_text,
+            query_embedding=embedding,
+            match_count=k,
+            full_text_weight=s.rag_full_text_weight if mode == "hybrid" else 1.0,
+            semantic_weight=s.rag_semantic_weight if mode == "hybrid" else 0.0,
+            rrf_k=s.rag_rrf_k,
+            filter=filters,
+            embedding_model=self.embedder.model_id if embedding is not None else None,
+            candidate_count=s.rag_candidate_count,
+            ef_search=s.rag_hnsw_ef_search,
+        )
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":

@@ -82,6 +82,17 @@ def match_documents(
     )
 
 
+def chunk_counts(conn: psycopg.Connection, *, document_ids: list[Any]) -> dict[str, int]:
+    """Total chunks of each document (the confidence score's document size)."""
+    if not document_ids:
+        return {}
+    rows = conn.execute(
+        "select document_id::text, count(*) from chunks where document_id = any(%s) group by 1",
+        (list(set(document_ids)),),
+    ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
 def _call(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         with conn.cursor(row_factory=dict_row) as cur:

@@ -1,0 +1,72 @@
+"""Gap queries: self-contained searches for what the evidence so far does not cover."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backend.errors import ProviderError
+from backend.llm import LLM, load_prompt
+from backend.services.retrieval import ScoredChunk
+from backend.text import query_terms, segment
+
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|query\s*\d*[:：])\s*", re.IGNORECASE)
+_EVIDENCE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class GapQueries:
+    queries: list[str]
+    method: str  # "llm" | "keywords" | "none"
+
+
+def generate_gap_queries(
+    question: str, evidence: Sequence[ScoredChunk], llm: LLM, max_queries: int
+) -> GapQueries:
+    """Up to max_queries searches for what is missing: asked of the LLM, else built from keywords."""
+    summary = "\n".join(f"- {c.title}: {c.content[:_EVIDENCE_CHARS]}" for c in evidence) or "(nothing found)"
+    prompt = load_prompt("gap_queries").render(
+        question=question, evidence_summary=summary, max_queries=str(max_queries)
+    )
+    try:
+        completion = llm.complete("", prompt)
+    except ProviderError:
+        completion = None
+    if completion is not None:
+        queries = _parse(completion, question, max_queries)
+        return GapQueries(queries, "llm" if queries else "none")
+    queries = keyword_gap_queries(question, evidence, max_queries)
+    return GapQueries(queries, "keywords" if queries else "none")
+
+
+def keyword_gap_queries(question: str, evidence: Sequence[ScoredChunk], max_queries: int) -> list[str]:
+    """Without an LLM: the terms no evidence contains, anchored on the question's leading terms,
+    then the bare keyword form of the question (which the full-text leg matches term by term)."""
+    terms = query_terms(question)
+    if not terms:
+        return []
+    seen_tokens: set[str] = set()
+    for chunk in evidence:
+        seen_tokens.update(segment(f"{chunk.title} {chunk.content}"))
+    missing = [t for t in terms if t not in seen_tokens]
+    anchor = [t for t in terms[:2] if t not in missing]
+    candidates = []
+    if missing:
+        candidates.append(" ".join(anchor + missing))
+        candidates.extend(" ".join(anchor + [t]) for t in missing[:2] if anchor)
+    candidates.append(" ".join(terms))
+    return _dedupe(candidates, question, max_queries)
+
+
+def _parse(completion: str, question: str, max_queries: int) -> list[str]:
+    lines = [_LIST_PREFIX.sub("", line).strip().strip("\"'`") for line in completion.splitlines()]
+    return _dedupe([line for line in lines if 2 <= len(line) <= 300], question, max_queries)
+
+
+def _dedupe(candidates: Sequence[str], question: str, limit: int) -> list[str]:
+    out: list[str] = []
+    for query in candidates:
+        if query and query != question and query not in out:
+            out.append(query)
+    return out[:limit]
