@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
 
 import jieba
 import jieba.analyse
+import jieba.posseg
 
 from backend.text.normalize import clean_query, normalize
 
@@ -75,15 +77,37 @@ def detect_lang(text: str) -> str:
     return "zh" if cjk * 4 >= latin else "en"
 
 
+class _PlainTokenizer:
+    """jieba's TextRank over plain (HMM) segmentation instead of its POS tagger.
+
+    jieba.posseg runs a POS-state Viterbi over every out-of-dictionary word: ~0.4 s per paragraph of
+    Traditional Chinese (the dictionary is Simplified), against ~4 ms this way. Every word is offered
+    as a noun; the stopword list does the filtering the POS tags did.
+    """
+
+    def cut(self, text: str) -> Iterator[jieba.posseg.pair]:
+        return (jieba.posseg.pair(word, "n") for word in jieba.cut(text))
+
+
+@lru_cache(maxsize=1)
+def _textrank() -> jieba.analyse.TextRank:
+    ranker = jieba.analyse.TextRank()
+    ranker.tokenizer = ranker.postokenizer = _PlainTokenizer()
+    ranker.stop_words = set(ranker.stop_words) | set(stopwords())
+    return ranker
+
+
 def keyphrases(text: str, top_k: int = 10) -> list[str]:
-    """TextRank keyphrases (jieba.analyse), falling back to frequent terms for non-Chinese text."""
+    """TextRank keyphrases (jieba.analyse), topped up with frequent terms for short or non-Chinese text."""
     if top_k <= 0:
         return []
     _ensure_jieba()
     normalized = normalize(text)
-    phrases = [
-        p.lower() for p in jieba.analyse.textrank(normalized, topK=top_k) if p.lower() not in stopwords()
-    ]
+    phrases: list[str] = []
+    for phrase in _textrank().textrank(normalized, topK=top_k * 2):
+        lowered = phrase.lower()
+        if lowered not in stopwords() and not lowered.isdigit() and lowered not in phrases:
+            phrases.append(lowered)
     if len(phrases) < top_k:
         counts: dict[str, int] = {}
         for token in segment(normalized):
