@@ -1,9 +1,11 @@
 -- hybrid_search_query(dims) -> text
 --
 -- The statement hybrid_search executes for a query vector of `dims` dimensions. Parameters:
--- $1 query embedding, $2 tsquery, $3 candidates per leg, $4 filter, $5 full-text weight,
--- $6 semantic weight, $7 run the full-text leg, $8 run the vector leg, $9 model or null,
--- $10 rrf_k, $11 match_count. Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
+-- $1 query embedding, $2 tsquery the GIN index matches (OR of the query's significant terms),
+-- $3 candidates per leg, $4 filter, $5 full-text weight, $6 semantic weight, $7 run the full-text leg,
+-- $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery per query term,
+-- $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes.
+-- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -16,13 +18,20 @@ set search_path = public, pg_temp
 as $fn$
     select format($q$
         with full_text as (
+            -- BM25-style: the sum over query terms of idf * ts_rank(fts, term), divided by the
+            -- pivoted length norm 1 - b + b * length / average length.
             select c.id,
-                   ts_rank_cd(c.fts, $2, 1) as score,
-                   row_number() over (order by ts_rank_cd(c.fts, $2, 1) desc, c.id)::integer as rank_ix
+                   (select sum(w.idf * ts_rank(c.fts, w.q))
+                    from unnest($12::tsquery[], $13::float8[]) as w(q, idf))
+                       / (1 - $14 + $14 * length(c.fts) / $15) as score
             from public.chunks c
             where $7 and c.fts @@ $2 and c.metadata @> $4
-            order by rank_ix
+            order by score desc, c.id
             limit $3
+        ),
+        full_text_ranked as (
+            select f.id, f.score, row_number() over (order by f.score desc, f.id)::integer as rank_ix
+            from full_text f
         ),
         nearest as materialized (
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
@@ -41,9 +50,9 @@ as $fn$
             select coalesce(f.id, s.id) as id,
                    f.rank_ix as full_text_rank,
                    s.rank_ix as vector_rank,
-                   f.score as full_text_score,
+                   f.score::real as full_text_score,
                    coalesce($5 / ($10 + f.rank_ix), 0.0) + coalesce($6 / ($10 + s.rank_ix), 0.0) as rrf_score
-            from full_text f
+            from full_text_ranked f
             full outer join semantic s on s.id = f.id
             order by rrf_score desc, coalesce(f.id, s.id)
             limit $11
@@ -64,15 +73,21 @@ $fn$;
 --               rrf_k, filter, ...) -> chunk rows fused by Reciprocal Rank Fusion
 --
 -- Stage 1 of retrieval. Two retrievers, one CTE each, fused in SQL:
---   full_text  chunks whose fts matches ANY lexeme of query_text (or_tsquery), ranked by
---              ts_rank_cd(fts, query, 1) (cover density, normalised by log document length);
+--   full_text  chunks whose fts contains ANY significant query term (GIN), ranked BM25-style:
+--              the sum over the query's terms of idf(term) * ts_rank(fts, term) (ts_rank saturates
+--              with the term's frequency), divided by the pivoted length norm
+--              1 - b + b * length(fts) / average length. idf = ln(1 + (N - df + 0.5) / (df + 0.5))
+--              comes from term_stats / corpus_stats, kept current by triggers on chunks, so a rare
+--              term outweighs a common one. Terms in more chunks than
+--              max(common_term_ratio * N, common_term_min_df) are left out of the GIN match (they
+--              still score the rows that match): their long posting lists make OR queries slow.
 --   semantic   the nearest chunks by cosine through the partial HNSW index of the query's dimension.
 -- rrf_score = full_text_weight / (rrf_k + full_text_rank) + semantic_weight / (rrf_k + vector_rank),
 -- a missing leg contributing 0. Every returned row also carries its cosine similarity to the query
 -- (computed for full-text-only rows too), so the Python reranker needs no second query.
 --
 -- Parameters
---   query_text             jieba-segmented query, stopwords removed (backend.text.segment);
+--   query_text             jieba-segmented query, stopwords removed (backend.text.query_terms);
 --                          null or empty skips the full-text leg.
 --   query_embedding        query vector; null skips the vector leg (pure full-text search).
 --   match_count            rows returned after fusion (1..1000).
@@ -85,9 +100,17 @@ $fn$;
 --                          clear error when the corpus was embedded by another one.
 --   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40).
 --   ef_search              hnsw.ef_search for this call.
+--   common_term_ratio, common_term_min_df
+--                          a term in more chunks than both is too common to drive the GIN match.
+--   length_norm            b of the length normalisation (0 = none, 1 = full).
 --
 -- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims); PREPARE that text
 -- and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
+-- Migration 004 shipped a shorter signature; an old overload would make named calls ambiguous.
+drop function if exists public.hybrid_search(
+    text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer
+);
+
 create or replace function public.hybrid_search(
     query_text text,
     query_embedding vector,
@@ -98,7 +121,10 @@ create or replace function public.hybrid_search(
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
     candidate_count integer default null,
-    ef_search integer default 100
+    ef_search integer default 100,
+    common_term_ratio double precision default 0.1,
+    common_term_min_df integer default 5000,
+    length_norm double precision default 0.5
 )
 returns table (
     id bigint,
@@ -125,10 +151,14 @@ set hnsw.ef_search = 100
 as $$
 declare
     dims integer := vector_dims(query_embedding);
-    ts_query tsquery := public.or_tsquery(query_text);
     leg_count integer := coalesce(candidate_count, greatest(match_count * 4, 40));
     use_vector boolean := query_embedding is not null and semantic_weight > 0;
-    use_text boolean;
+    use_text boolean := false;
+    n_chunks double precision := 0;
+    avg_length double precision := 1;
+    term_queries tsquery[];
+    term_idfs double precision[];
+    match_query tsquery;
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
@@ -144,18 +174,48 @@ begin
         raise exception 'candidate_count must be between match_count and 10000, got %', leg_count
             using errcode = '22023';
     end if;
+    if length_norm is null or length_norm < 0 or length_norm > 1 then
+        raise exception 'length_norm must be between 0 and 1, got %', length_norm using errcode = '22023';
+    end if;
     if use_vector and not public.assert_embedding_space(dims, query_embedding_model) then
         return;  -- no chunks at all
     end if;
-    use_text := ts_query is not null and full_text_weight > 0;
+
+    if full_text_weight > 0 and coalesce(query_text, '') <> '' then
+        select coalesce(max(cs.nchunks), 0),
+               coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1)
+        into n_chunks, avg_length
+        from public.corpus_stats cs;
+        with terms as (
+            select t.lexeme, coalesce(ts.ndoc, 0) as df
+            from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, query_text))) as t(lexeme)
+            left join public.term_stats ts on ts.lexeme = t.lexeme
+        ),
+        weighted as (
+            select t.lexeme,
+                   ln(1 + (greatest(n_chunks - t.df, 0) + 0.5) / (t.df + 0.5)) as idf,
+                   t.df > greatest(common_term_ratio * n_chunks, common_term_min_df) as common,
+                   row_number() over (order by t.df, t.lexeme) as rarity
+            from terms t
+        )
+        select array_agg(public.lexemes_tsquery(array[w.lexeme]) order by w.lexeme),
+               array_agg(w.idf order by w.lexeme),
+               -- Match on the uncommon terms; when every term is common, on the two rarest.
+               public.lexemes_tsquery(coalesce(
+                   array_agg(w.lexeme) filter (where not w.common),
+                   array_agg(w.lexeme) filter (where w.rarity <= 2)))
+        into term_queries, term_idfs, match_query
+        from weighted w;
+        use_text := match_query is not null;
+    end if;
     if not use_text and not use_vector then
         return;
     end if;
     perform set_config('hnsw.ef_search', greatest(ef_search, leg_count)::text, true);
 
     return query execute public.hybrid_search_query(coalesce(dims, 1))
-    using query_embedding, ts_query, leg_count, coalesce(filter, '{}'::jsonb),
+    using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,
-          rrf_k::double precision, match_count;
+          rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length;
 end;
 $$;

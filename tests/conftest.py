@@ -21,7 +21,7 @@ from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.embedded import start_embedded_server
 
-USER_TABLES = "documents, chunks, conversations, messages, embedding_cache"
+USER_TABLES = "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats"
 
 
 def _with_database(url: str, name: str) -> str:

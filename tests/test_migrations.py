@@ -14,7 +14,15 @@ from backend import PROJECT_ROOT
 from backend.db import migrations
 from tests.schema_snapshot import function_definitions, snapshot
 
-USER_TABLES = ["chunks", "conversations", "documents", "embedding_cache", "messages"]
+USER_TABLES = [
+    "chunks",
+    "conversations",
+    "corpus_stats",
+    "documents",
+    "embedding_cache",
+    "messages",
+    "term_stats",
+]
 
 
 def test_every_migration_file_has_exactly_one_alembic_revision():

@@ -242,8 +242,10 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             conn,
             "hybrid_search_query",
             384,
-            "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int",
-            "%s, public.or_tsquery('编号77 编号78'), 40, '{}', 1, 1, true, true, null, 60, 10",
+            "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, tsquery[], float8[],"
+            " float8, float8",
+            "%s, public.or_tsquery('编号77 编号78'), 40, '{}', 1, 1, true, true, null, 60, 10,"
+            " array[public.or_tsquery('编号77'), public.or_tsquery('编号78')], array[5.0, 5.0], 0.5, 6.0",
             vectors[0],
         )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
@@ -258,3 +260,49 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             vectors[0],
         )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
+
+
+# --- term statistics and the BM25-style full-text leg ---------------------------------------------
+
+
+def test_term_statistics_follow_inserts_and_deletes(db):
+    doc = insert_document(db)
+    insert_chunk(db, doc, "袋鼠 澳洲", axis(0), position=0, tokens="袋鼠 澳洲")
+    insert_chunk(db, doc, "袋鼠 岛屿 岛屿", axis(1), position=1, tokens="袋鼠 岛屿 岛屿")
+    stats = dict(db.execute("select lexeme, ndoc from term_stats").fetchall())
+    assert stats == {"袋鼠": 2, "澳洲": 1, "岛屿": 1}
+    assert db.execute("select nchunks, total_lexemes from corpus_stats").fetchone() == (2, 4)
+    db.execute("delete from chunks where position = 0")
+    stats = dict(db.execute("select lexeme, ndoc from term_stats where ndoc > 0").fetchall())
+    assert stats == {"袋鼠": 1, "岛屿": 1}
+    assert db.execute("select nchunks from corpus_stats").fetchone() == (1,)
+    db.execute("select refresh_term_stats()")
+    assert dict(db.execute("select lexeme, ndoc from term_stats").fetchall()) == {"袋鼠": 1, "岛屿": 1}
+
+
+def test_a_rare_term_outweighs_a_common_one_in_the_full_text_leg(db):
+    doc = insert_document(db)
+    for i in range(20):  # "地区" is everywhere, "尤金" in one chunk
+        insert_chunk(db, doc, f"地区 编号{i}", axis(2), position=i, tokens=f"地区 地区 编号{i}")
+    rare = insert_chunk(db, doc, "尤金", axis(3), position=99, tokens="尤金 其他 内容 很多 词语")
+    rows = hybrid(db, "地区 尤金", None, sw=0.0)
+    assert rows[0][0] == rare
+    assert rows[0][2] == 1
+
+
+def test_very_common_terms_do_not_drive_the_match_on_large_corpora(db):
+    doc = insert_document(db)
+    for i in range(10):
+        insert_chunk(db, doc, f"c{i}", axis(2), position=i, tokens=f"地区 编号{i}")
+    params = "query_text => '地区 编号3', query_embedding => null, match_count => 10, semantic_weight => 0"
+    everything = db.execute(f"select id from hybrid_search({params})").fetchall()
+    assert len(everything) == 10  # small corpus: every term matches
+    narrowed = db.execute(
+        f"select h.position from hybrid_search({params}, common_term_ratio => 0.5, common_term_min_df => 2) h"
+    ).fetchall()
+    assert narrowed == [(3,)]  # "地区" (in all 10) only scores; "编号3" drives the match
+    only_common = db.execute(
+        "select count(*) from hybrid_search('地区', null, 10, semantic_weight => 0, "
+        "common_term_ratio => 0.5, common_term_min_df => 2)"
+    ).fetchone()
+    assert only_common == (10,)  # all terms common: the rarest still match
