@@ -520,3 +520,78 @@ def test_calibrate_command_unknown_base_version(tmp_path, capsys):
 
 def test_math_sanity_of_the_hand_values():
     assert math.isclose(0.75**0.3 * 0.5**0.2, 0.7986, abs_tol=1e-4)
+
+
+# --- calibrated normalisation (anchors pooled over a labelled run) ---------------------------------------
+
+ANCHORS = {"rrf_sum": (0.0, 0.033), "max_score": (0.4, 0.9), "coverage": (1.0, 1.0), "log_chunks": (0.7, 1.1)}
+
+
+def test_per_query_normalisation_cannot_tell_a_weak_best_candidate_from_a_strong_one():
+    strong = confidence(
+        doc("A", 1, rrf=0.033, final=0.95) + doc("B", 1, rrf=0.016, final=0.5), {"A": 1, "B": 1}
+    )
+    weak = confidence(
+        doc("A", 1, rrf=0.033, final=0.45) + doc("B", 1, rrf=0.016, final=0.40), {"A": 1, "B": 1}
+    )
+    assert strong["best_overall_score"] == weak["best_overall_score"] == 1.0
+
+
+def test_calibrated_anchors_keep_the_absolute_strength_of_the_evidence():
+    anchored = dataclasses.replace(POLICY, anchors=ANCHORS)
+    strong = confidence(
+        doc("A", 1, rrf=0.033, final=0.95) + doc("B", 1, rrf=0.016, final=0.5), {"A": 1, "B": 1}, anchored
+    )
+    weak = confidence(
+        doc("A", 1, rrf=0.033, final=0.45) + doc("B", 1, rrf=0.016, final=0.40), {"A": 1, "B": 1}, anchored
+    )
+    assert strong["best_overall_score"] > weak["best_overall_score"]
+    assert strong["normalization"] == "calibrated"
+    assert confidence(doc("A", 1), {"A": 1})["normalization"] == "per_query"
+
+
+def test_anchors_round_trip_through_the_policy_file(tmp_path):
+    anchored = dataclasses.replace(POLICY, anchors=ANCHORS)
+    path, saved = save_new_policy(anchored, tmp_path)
+    again = load_policy(saved.version, tmp_path)
+    assert again.anchors == ANCHORS
+    assert json.loads(path.read_text())["normalization"]["mode"] == "calibrated"
+
+
+def test_calibration_with_parent_features_derives_anchors_and_separates_good_from_bad():
+    def row(label, best_final, runner_final):
+        parents = [
+            {
+                "rrf_sum": 0.033,
+                "max_score": best_final,
+                "coverage": 1,
+                "total_chunks": 1,
+                "coverage_ratio": 1.0,
+            },
+            {
+                "rrf_sum": 0.016,
+                "max_score": runner_final,
+                "coverage": 1,
+                "total_chunks": 1,
+                "coverage_ratio": 1.0,
+            },
+        ]
+        return {
+            "query": "q",
+            "label": label,
+            "best_overall_score": 1.0,
+            "score_ratio": 1.0,
+            "parents": parents,
+        }
+
+    rows = [row("good", 0.9 + i / 100, 0.5) for i in range(5)] + [
+        row("bad", 0.4 + i / 100, 0.38) for i in range(5)
+    ]
+    rows += [row("ambiguous", 0.7, 0.69), row("ambiguous", 0.72, 0.7)]
+    policy, report = calibrate(rows, Policy(version="v1"))
+    assert report["normalization"] == "calibrated"
+    assert report["auc_per_query_normalisation"] == 0.5  # every row scored 1.0 per query
+    assert report["auc"] == 1.0
+    assert policy.anchors is not None
+    assert set(policy.anchors) == {"rrf_sum", "max_score", "coverage", "log_chunks"}
+    assert policy.t_low < policy.t_high

@@ -62,7 +62,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
     print(f"T_low  = {report['T_low']:.4f}  ({report['method']['T_low']})")
     print(f"T_high = {report['T_high']:.4f}  ({report['method']['T_high']})")
     print(f"R_hitl = {report['R_hitl']:.4f}  ({report['method']['R_hitl']})")
-    print(f"AUC    = {report['auc']:.4f}  ({report['method']['auc']})")
+    print(
+        f"AUC    = {report['auc']:.4f}  ({report['method']['auc']}, {report['normalization']} normalisation)"
+    )
+    if report["normalization"] == "calibrated" and report["auc_per_query_normalisation"] is not None:
+        print(
+            "         per-query normalisation (seed 4.2) would give AUC "
+            f"{report['auc_per_query_normalisation']:.4f}"
+        )
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"new policy {saved.score_policy_version}: {path}")

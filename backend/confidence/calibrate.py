@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backend.confidence.policy import Policy
-from backend.confidence.scoring import percentile
+from backend.confidence.scoring import ParentAggregate, confidence_from_parents, feature_values, percentile
 
 LABELS = ("good", "ambiguous", "bad")
 # Seed 9.2: T_low = P90 of bad, T_high = P10 of good, R_hitl = P50~P70 of ambiguous score2/score1.
@@ -58,6 +58,15 @@ def calibrate(
             check_row(row)
         except CalibrationError as exc:
             raise CalibrationError(f"row {i}: {exc}") from None
+    per_query_auc = _auc_or_none(labelled)
+    anchors = None
+    if labelled and all(r.get("parents") for r in labelled):
+        # Seed 4's norm() with P10/P90 pooled over every candidate parent of the labelled run
+        # instead of one query's: the score keeps the absolute strength of the evidence.
+        pooled = feature_values([_parent(f) for r in labelled for f in r["parents"]])
+        anchors = {k: (percentile(v, 10), percentile(v, 90)) for k, v in pooled.items()}
+        anchored = dataclasses.replace(base, anchors=anchors)
+        labelled = [_rescored(r, anchored) for r in labelled]
     scores = {
         label: [float(r["best_overall_score"]) for r in labelled if r["label"] == label] for label in LABELS
     }
@@ -97,6 +106,9 @@ def calibrate(
         "T_high": t_high,
         "R_hitl": r_hitl,
         "auc": separation,
+        "auc_per_query_normalisation": per_query_auc,
+        "normalization": "per_query" if anchors is None else "calibrated",
+        "anchors": anchors,
         "warnings": warnings,
         "derived_from": base.version,
         "method": {
@@ -111,6 +123,7 @@ def calibrate(
         t_low=t_low,
         t_high=t_high,
         r_hitl=r_hitl,
+        anchors=anchors if anchors is not None else base.anchors,
         derived_from=base.version,
         calibrated_on=(
             f"{len(labelled)} labelled queries ({counts['good']} good, {counts['ambiguous']} "
@@ -120,6 +133,7 @@ def calibrate(
             "date": datetime.now(UTC).date().isoformat(),
             "counts": counts,
             "auc": separation,
+            "auc_per_query_normalisation": per_query_auc,
             "warnings": warnings,
             "method": report["method"],
         },
@@ -129,3 +143,32 @@ def calibrate(
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _parent(features: Mapping[str, Any]) -> ParentAggregate:
+    return ParentAggregate(
+        parent_id=str(features.get("parent_id", "")),
+        title="",
+        rrf_sum=float(features["rrf_sum"]),
+        max_score=float(features["max_score"]),
+        coverage=int(features["coverage"]),
+        total_chunks=int(features["total_chunks"]),
+        coverage_ratio=float(features["coverage_ratio"]),
+        hit_chunks=int(features.get("hit_chunks", 1)),
+    )
+
+
+def _rescored(row: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+    parents = [_parent({**f, "parent_id": i}) for i, f in enumerate(row["parents"])]
+    confidence = confidence_from_parents(parents, policy)
+    return {
+        **row,
+        "best_overall_score": confidence["best_overall_score"],
+        "score_ratio": confidence["score_ratio"],
+    }
+
+
+def _auc_or_none(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    good = [float(r["best_overall_score"]) for r in rows if r["label"] == "good"]
+    bad = [float(r["best_overall_score"]) for r in rows if r["label"] == "bad"]
+    return auc(good, bad) if good and bad else None

@@ -12,6 +12,7 @@ from typing import Any
 POLICIES_DIR = Path(__file__).resolve().parent / "policies"
 _VERSION = re.compile(r"^v([1-9][0-9]*)$")
 CONFIDENCE_LEVELS = ("low", "medium", "high")
+ANCHORED_FEATURES = ("rrf_sum", "max_score", "coverage", "log_chunks")
 
 
 class PolicyError(ValueError):
@@ -59,6 +60,10 @@ class Policy:
     calibrated_on: str = "seed defaults, not yet calibrated"
     derived_from: str | None = None
     calibration: dict[str, Any] | None = field(default=None, hash=False)
+    # Normalisation (seed 4): None = per query (P10/P90 of this query's candidates, seed 4.2);
+    # else fixed (P10, P90) anchors per feature, pooled over a labelled calibration run, so a query
+    # whose best candidate is weak in absolute terms scores low (per-query scores cannot show that).
+    anchors: dict[str, tuple[float, float]] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         problems = []
@@ -71,6 +76,11 @@ class Policy:
             problems.append("w1, w2, w3 must be non-negative and not all 0")
         if self.t_low > self.t_high:
             problems.append(f"T_low ({self.t_low}) must not exceed T_high ({self.t_high})")
+        if self.anchors is not None:
+            missing = set(ANCHORED_FEATURES) - set(self.anchors)
+            bad = [k for k, (lo, hi) in self.anchors.items() if not lo <= hi]
+            if missing or bad:
+                problems.append(f"anchors need (P10 <= P90) for {', '.join(ANCHORED_FEATURES)}")
         unknown = set(self.web_fallback.on_levels) - set(CONFIDENCE_LEVELS)
         if unknown:
             problems.append(f"web_fallback.on_levels has unknown levels {sorted(unknown)}")
@@ -102,6 +112,11 @@ class Policy:
                 "on_levels": list(self.web_fallback.on_levels),
             },
             "calibration": self.calibration,
+            "normalization": (
+                {"mode": "per_query"}
+                if self.anchors is None
+                else {"mode": "calibrated", "anchors": {k: list(v) for k, v in self.anchors.items()}}
+            ),
         }
 
     @classmethod
@@ -127,6 +142,7 @@ class Policy:
                 calibrated_on=data.get("calibrated_on", ""),
                 derived_from=data.get("derived_from"),
                 calibration=data.get("calibration"),
+                anchors=_anchors(data.get("normalization") or {"mode": "per_query"}),
             )
         except KeyError as exc:
             raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc
@@ -177,3 +193,12 @@ def save_new_policy(policy: Policy, directory: Path = POLICIES_DIR) -> tuple[Pat
             return path, saved
         except FileExistsError:  # written by someone else since we listed the directory
             number += 1
+
+
+def _anchors(normalization: dict[str, Any]) -> dict[str, tuple[float, float]] | None:
+    mode = normalization.get("mode")
+    if mode == "per_query":
+        return None
+    if mode != "calibrated":
+        raise PolicyError(f"normalization mode {mode!r} must be 'per_query' or 'calibrated'")
+    return {k: (float(v[0]), float(v[1])) for k, v in normalization["anchors"].items()}

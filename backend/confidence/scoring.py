@@ -134,10 +134,36 @@ def retrieval_confidence(
 ) -> dict[str, Any]:
     """Score every parent of one query's chunks and return the seed's section-10 JSON contract."""
     parents = aggregate_parents(chunks, total_chunks_by_document)
-    rrf_n = normalise([p.rrf_sum for p in parents])
-    max_n = normalise([p.max_score for p in parents])
-    cov_n = normalise([float(p.coverage) for p in parents])
-    size_n = normalise([math.log(p.total_chunks + 1) for p in parents])
+    return confidence_from_parents(parents, policy, top_n=top_n, source=score_source(chunks))
+
+
+def feature_values(parents: Sequence[ParentAggregate]) -> dict[str, list[float]]:
+    """The features normalisation works on, per parent (seed 4.3, 4.4)."""
+    return {
+        "rrf_sum": [p.rrf_sum for p in parents],
+        "max_score": [p.max_score for p in parents],
+        "coverage": [float(p.coverage) for p in parents],
+        "log_chunks": [math.log(p.total_chunks + 1) for p in parents],
+    }
+
+
+def _normalised(parents: Sequence[ParentAggregate], policy: Policy) -> dict[str, list[float]]:
+    values = feature_values(parents)
+    if policy.anchors is None:
+        return {name: normalise(v) for name, v in values.items()}
+    out = {}
+    for name, v in values.items():
+        lo, hi = policy.anchors[name]
+        out[name] = [1.0 if hi - lo <= EPS else _clamp((x - lo) / (hi - lo + EPS)) for x in v]
+    return out
+
+
+def confidence_from_parents(
+    parents: Sequence[ParentAggregate], policy: Policy, *, top_n: int = 5, source: str = "rrf_score"
+) -> dict[str, Any]:
+    """The section-10 contract from aggregated parents (also used to re-score calibration runs)."""
+    norm = _normalised(parents, policy)
+    rrf_n, max_n, cov_n, size_n = norm["rrf_sum"], norm["max_score"], norm["coverage"], norm["log_chunks"]
     scored: list[dict[str, Any]] = []
     for i, p in enumerate(parents):
         strength = policy.alpha * rrf_n[i] + (1 - policy.alpha) * max_n[i]
@@ -180,6 +206,7 @@ def retrieval_confidence(
     fallback, reason = _web_fallback(bool(scored), level, need_hitl, policy)
     return {
         "score_policy_version": policy.score_policy_version,
+        "normalization": "per_query" if policy.anchors is None else "calibrated",
         "best_parent_id": scored[0]["parent_id"] if scored else None,
         "best_overall_score": _round(best),
         "confidence_level": level,
@@ -189,7 +216,7 @@ def retrieval_confidence(
         "web_fallback": fallback,
         "web_fallback_reason": reason,
         "parents_considered": len(scored),
-        "score_source": score_source(chunks),
+        "score_source": source,
         "top_parents": [_rounded(s) for s in scored[:top_n]],
     }
 

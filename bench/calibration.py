@@ -1,0 +1,122 @@
+"""Labelled queries for confidence calibration, derived from the development sets.
+
+Usage: .venv/bin/python -m bench.calibration [--dataset NAME ...] [--embedder local|hashing]
+                                             [--per-class N] [--out bench/results/calibration-labels.jsonl]
+then:  .venv/bin/python -m backend calibrate bench/results/calibration-labels.jsonl
+
+Each corpus is searched the way /chat searches it (actual_recall candidates, local_recall_k kept):
+  good       a query of this corpus whose gold document is ranked first;
+  ambiguous  a query of this corpus whose gold document is ranked 2nd to 5th;
+  bad        a query of this corpus whose gold document is not in the top 5, or a query of ANOTHER
+             corpus on a different topic (same script), which this corpus cannot answer.
+Each row carries the confidence's best_overall_score and score_ratio, what `calibrate` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from backend.config import Settings
+from backend.llm.extractive import ExtractiveLLM
+from backend.services.container import build_services
+from backend.services.evidence import budget_from
+from backend.services.retrieval import SearchRequest
+from bench.common import DATASETS_DIR, RESULTS_DIR, first_occurrences, load_dataset, log, scratch_database
+from bench.quality import ingest_corpus, make_embedder
+from bench.vectors import BenchCache, QueryCachingEmbedder
+
+# Unanswerable queries for each corpus: another set's questions on other topics, in the same script.
+FOREIGN = {
+    "cmrc2018-dev": "xquad-zh-dev",
+    "xquad-zh-dev": "cmrc2018-dev",
+    "drcd-dev": "cmrc2018-dev",
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", action="append", help="corpus to label (repeatable)")
+    parser.add_argument("--embedder", choices=("local", "hashing"), default="local")
+    parser.add_argument("--per-class", type=int, default=150, help="in-corpus and foreign queries per set")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "calibration-labels.jsonl")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    args.dataset = args.dataset or ["cmrc2018-dev", "xquad-zh-dev", "xquad-en-dev"]
+    return args
+
+
+def label_for(rank: int | None, foreign: bool) -> str:
+    if foreign or rank is None or rank > 5:
+        return "bad"
+    return "good" if rank == 1 else "ambiguous"
+
+
+def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> list[dict[str, Any]]:
+    rng = random.Random(args.seed)
+    dataset = load_dataset(name, DATASETS_DIR)
+    own = rng.sample(dataset.queries, min(args.per_class, len(dataset.queries)))
+    foreign: list[tuple[str, str]] = []
+    if name in FOREIGN:
+        other = load_dataset(FOREIGN[name], DATASETS_DIR)
+        foreign = rng.sample(other.queries, min(args.per_class, len(other.queries)))
+    inner = make_embedder(args.embedder, settings)
+    cache = BenchCache(inner.model_id, name)
+    embedder = QueryCachingEmbedder(inner, cache.queries)
+    budget = budget_from(settings)
+    rows = []
+    with scratch_database(f"calibration-{name}") as url:
+        services = build_services(
+            settings, database_url=url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
+        )
+        try:
+            ingest_corpus(services, dataset, cache)
+            for (qid, text), is_foreign in [(q, False) for q in own] + [(q, True) for q in foreign]:
+                result = services.retrieval.search(
+                    SearchRequest(
+                        text, top_k=budget.local_recall_k, prefetch_k=budget.actual_recall, dynamic=False
+                    )
+                )
+                docs = first_occurrences(c.external_id for c in result.results)
+                gold = set() if is_foreign else set(dataset.qrels[qid])
+                rank = next((i for i, d in enumerate(docs, 1) if d in gold), None)
+                confidence = result.confidence
+                rows.append(
+                    {
+                        "query": text,
+                        "label": label_for(rank, is_foreign),
+                        "best_overall_score": confidence["best_overall_score"],
+                        "score_ratio": confidence["score_ratio"],
+                        "dataset": name,
+                        "foreign": is_foreign,
+                        "gold_rank": rank,
+                        "confidence_level": confidence["confidence_level"],
+                        # Raw features of the candidate parents: calibrate derives normalisation anchors.
+                        "parents": [p["features"] for p in confidence["top_parents"]],
+                    }
+                )
+            cache.save()
+        finally:
+            services.close()
+    counts = {k: sum(r["label"] == k for r in rows) for k in ("good", "ambiguous", "bad")}
+    log(f"{name}: {counts}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    settings = Settings(_env_file=None)
+    rows = [row for name in args.dataset for row in label_dataset(name, settings, args)]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} labelled queries to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
