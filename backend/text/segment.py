@@ -8,10 +8,12 @@ import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import jieba
 import jieba.analyse
 import jieba.posseg
+import snowballstemmer
 
 from backend.text.normalize import clean_query, normalize
 
@@ -22,6 +24,7 @@ _initialised = False
 _WORDLIKE = re.compile(r"\w", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
+_ASCII_WORD = re.compile(r"^[a-z]+$")
 
 
 def _ensure_jieba() -> None:
@@ -42,11 +45,32 @@ def stopwords() -> frozenset[str]:
     )
 
 
-def segment(text: str) -> list[str]:
-    """Search-mode tokens of normalised, lower-cased text; punctuation and spaces dropped."""
+def words(text: str) -> list[str]:
+    """Search-mode tokens of normalised, lower-cased text; punctuation and spaces dropped (no stemming)."""
     _ensure_jieba()
     lowered = normalize(text).lower()
     return [t for t in jieba.cut_for_search(lowered) if _WORDLIKE.search(t) and not t.isspace()]
+
+
+@lru_cache(maxsize=100_000)
+def stem(token: str) -> str:
+    """English Snowball stem of an ASCII word ("surrendered" -> "surrend"); anything else unchanged.
+
+    The same algorithm as PostgreSQL's `english` configuration; Chinese needs none.
+    """
+    if len(token) <= 3 or not _ASCII_WORD.match(token):
+        return token
+    return str(_english_stemmer().stemWord(token))
+
+
+@lru_cache(maxsize=1)
+def _english_stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
+def segment(text: str) -> list[str]:
+    """The index's tokens: words() with English words stemmed, so "points" meets "point"."""
+    return [stem(t) for t in words(text)]
 
 
 def index_tokens(text: str) -> str:
@@ -55,14 +79,15 @@ def index_tokens(text: str) -> str:
 
 
 def query_terms(text: str) -> list[str]:
-    """Significant query terms: segmented like the index, stopwords and 1-char Latin noise removed,
-    de-duplicated in order. Single Chinese characters stay (人, 书 carry meaning)."""
+    """Significant query terms: segmented like the index, stopwords and 1-char Latin noise removed
+    (before stemming: "was" is a stopword, its stem "wa" is not), de-duplicated in order.
+    Single Chinese characters stay (人, 书 carry meaning)."""
     stop = stopwords()
     seen: dict[str, None] = {}
-    for token in segment(clean_query(text)):
+    for token in words(clean_query(text)):
         if token in stop or (len(token) == 1 and not _CJK.match(token) and not token.isdigit()):
             continue
-        seen.setdefault(token, None)
+        seen.setdefault(stem(token), None)
     return list(seen)
 
 
@@ -110,7 +135,7 @@ def keyphrases(text: str, top_k: int = 10) -> list[str]:
             phrases.append(lowered)
     if len(phrases) < top_k:
         counts: dict[str, int] = {}
-        for token in segment(normalized):
+        for token in words(normalized):
             if token not in stopwords() and len(token) > 1 and not token.isdigit():
                 counts[token] = counts.get(token, 0) + 1
         for token, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
