@@ -98,7 +98,11 @@ class Settings(BaseSettings):
     chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
     chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
     chat_clarify_enabled: bool = True
-    score_policy_version: str = "v1"
+    chat_clarify_levels: list[Literal["low", "medium", "high"]] = Field(
+        default_factory=lambda: ["low", "medium"],
+        description="Clarify only at these confidence levels: a strongly supported best answer is given.",
+    )
+    score_policy_version: str = "v2"
     score_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
     confidence_top_n: int = Field(default=5, ge=1, le=50)
 

@@ -6,9 +6,11 @@ then:  .venv/bin/python -m backend calibrate bench/results/calibration-labels.js
 
 Each corpus is searched the way /chat searches it (actual_recall candidates, local_recall_k kept):
   good       a query of this corpus whose gold document is ranked first;
-  ambiguous  a query of this corpus whose gold document is ranked 2nd to 5th;
+  ambiguous  a query of this corpus with its gold document's title taken out ("尤金袋鼠分布在哪些地区？"
+             -> "分布在哪些地区？"): it no longer says which document it is about;
   bad        a query of this corpus whose gold document is not in the top 5, or a query of ANOTHER
              corpus on a different topic (same script), which this corpus cannot answer.
+(Queries whose gold document is ranked 2nd to 5th are left out: answerable, but not cleanly either.)
 Each row carries the confidence's best_overall_score and score_ratio, what `calibrate` reads.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from backend.llm.extractive import ExtractiveLLM
 from backend.services.container import build_services
 from backend.services.evidence import budget_from
 from backend.services.retrieval import SearchRequest
+from backend.text import query_terms
 from bench.common import DATASETS_DIR, RESULTS_DIR, first_occurrences, load_dataset, log, scratch_database
 from bench.quality import ingest_corpus, make_embedder
 from bench.vectors import BenchCache, QueryCachingEmbedder
@@ -49,10 +53,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def label_for(rank: int | None, foreign: bool) -> str:
-    if foreign or rank is None or rank > 5:
+def label_for(rank: int | None, kind: str) -> str | None:
+    if kind == "stripped":
+        return "ambiguous"
+    if kind == "foreign" or rank is None or rank > 5:
         return "bad"
-    return "good" if rank == 1 else "ambiguous"
+    return "good" if rank == 1 else None
+
+
+def titles(corpus: Path) -> dict[str, str]:
+    with corpus.open(encoding="utf-8") as fh:
+        return {str(row["_id"]): row.get("title") or "" for row in map(json.loads, fh) if row}
+
+
+def strip_title(text: str, title: str) -> str | None:
+    """The query without its document's title, if it named it and something significant remains."""
+    if len(title) < 2 or title.lower() not in text.lower():
+        return None
+    stripped = re.sub(re.escape(title), "", text, flags=re.IGNORECASE).strip(" ,，")
+    return stripped if query_terms(stripped) else None
 
 
 def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -63,6 +82,14 @@ def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> li
     if name in FOREIGN:
         other = load_dataset(FOREIGN[name], DATASETS_DIR)
         foreign = rng.sample(other.queries, min(args.per_class, len(other.queries)))
+    doc_titles = titles(dataset.corpus_path)
+    stripped = []
+    for qid, text in dataset.queries:
+        gold_title = doc_titles.get(next(iter(dataset.qrels[qid])), "")
+        bare = strip_title(text, gold_title)
+        if bare:
+            stripped.append((qid, bare))
+    stripped = rng.sample(stripped, min(args.per_class, len(stripped)))
     inner = make_embedder(args.embedder, settings)
     cache = BenchCache(inner.model_id, name)
     embedder = QueryCachingEmbedder(inner, cache.queries)
@@ -74,24 +101,32 @@ def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> li
         )
         try:
             ingest_corpus(services, dataset, cache)
-            for (qid, text), is_foreign in [(q, False) for q in own] + [(q, True) for q in foreign]:
+            runs = (
+                [(q, "own") for q in own]
+                + [(q, "foreign") for q in foreign]
+                + [(q, "stripped") for q in stripped]
+            )
+            for (qid, text), kind in runs:
                 result = services.retrieval.search(
                     SearchRequest(
                         text, top_k=budget.local_recall_k, prefetch_k=budget.actual_recall, dynamic=False
                     )
                 )
                 docs = first_occurrences(c.external_id for c in result.results)
-                gold = set() if is_foreign else set(dataset.qrels[qid])
+                gold = set() if kind == "foreign" else set(dataset.qrels[qid])
                 rank = next((i for i, d in enumerate(docs, 1) if d in gold), None)
+                label = label_for(rank, kind)
+                if label is None:
+                    continue
                 confidence = result.confidence
                 rows.append(
                     {
                         "query": text,
-                        "label": label_for(rank, is_foreign),
+                        "label": label,
                         "best_overall_score": confidence["best_overall_score"],
                         "score_ratio": confidence["score_ratio"],
                         "dataset": name,
-                        "foreign": is_foreign,
+                        "kind": kind,
                         "gold_rank": rank,
                         "confidence_level": confidence["confidence_level"],
                         # Raw features of the candidate parents: calibrate derives normalisation anchors.

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -144,6 +145,22 @@ def machine() -> dict[str, object]:
     except OSError:
         pass
     return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version()}
+
+
+def code_version() -> str:
+    """The commit measured, with "+dirty" when backend/, sql/ or supabase/ differ from it."""
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(
+                ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+            ).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", "backend", "sql", "supabase")
+    return f"{head}+dirty" if dirty else head
 
 
 def command_line(module: str) -> str:

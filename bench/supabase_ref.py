@@ -16,7 +16,7 @@ SQL_FILE = Path(__file__).with_name("supabase_ref.sql")
 SEARCH_PATH = "supabase_ref, extensions"
 
 
-def install(url: str, texts: Mapping[int, str]) -> None:
+def install(url: str, texts: Mapping[int, str]) -> int:
     """Create the guide's table, indexes and function, then load one row per chunk of public.chunks.
 
     Each row keeps its chunk's id (so results map back to documents), the text that chunk's
@@ -35,7 +35,13 @@ def install(url: str, texts: Mapping[int, str]) -> None:
             order by c.id
             """)
         conn.execute("analyze supabase_ref.documents")
+        row = conn.execute(
+            "select count(*) = (select count(*) from public.chunks), count(*) from supabase_ref.documents"
+        ).fetchone()
         conn.commit()
+    if not row or not row[0]:
+        raise RuntimeError(f"supabase_ref.documents holds {row[1] if row else 0} rows, not one per chunk")
+    return int(row[1])
 
 
 def open_connection(url: str) -> psycopg.Connection:
@@ -47,8 +53,9 @@ def open_connection(url: str) -> psycopg.Connection:
     return conn
 
 
-def search(conn: psycopg.Connection, *, query_text: str, query_embedding: np.ndarray,
-           match_count: int = 10) -> list[int]:
+def search(
+    conn: psycopg.Connection, *, query_text: str, query_embedding: np.ndarray, match_count: int = 10
+) -> list[int]:
     """Chunk ids, best first, exactly as the guide's function orders them."""
     rows = conn.execute(
         "select id from hybrid_search(query_text => %(q)s, query_embedding => %(e)s::vector(384), "
@@ -60,6 +67,7 @@ def search(conn: psycopg.Connection, *, query_text: str, query_embedding: np.nda
 
 def full_text_matches(conn: psycopg.Connection, *, query_text: str) -> int:
     """How many rows the guide's full-text leg matches (websearch_to_tsquery is an AND of the words)."""
-    row = conn.execute("select count(*) from documents where fts @@ websearch_to_tsquery(%(q)s)",
-                       {"q": query_text}).fetchone()
+    row = conn.execute(
+        "select count(*) from documents where fts @@ websearch_to_tsquery(%(q)s)", {"q": query_text}
+    ).fetchone()
     return int(row[0]) if row else 0

@@ -48,7 +48,8 @@ class ChunkIndex:
     def load(cls, conn: psycopg.Connection) -> ChunkIndex:
         rows = conn.execute(
             "select c.id, d.external_id, c.content_tokens from chunks c "
-            "join documents d on d.id = c.document_id order by c.id").fetchall()
+            "join documents d on d.id = c.document_id order by c.id"
+        ).fetchall()
         index = cls([r[0] for r in rows], [r[1] for r in rows], [r[2].split() for r in rows])
         index.doc_of = dict(zip(index.ids, index.external_ids, strict=True))
         return index
@@ -64,13 +65,15 @@ class Diagnostics:
     query_term_counts: list[int] = field(default_factory=list)  # filled outside the timed runs
 
 
-def build_runners(services: Services, ref_conn: psycopg.Connection, chunks: ChunkIndex,
-                  diag: Diagnostics) -> dict[str, Runner]:
+def build_runners(
+    services: Services, ref_conn: psycopg.Connection, chunks: ChunkIndex, diag: Diagnostics
+) -> dict[str, Runner]:
     """One runner per variant, sharing the services' pool and embedder (ref_conn: supabase_ref's)."""
     s = services.settings
     model = services.embedder.model_id
-    rrf_service = RetrievalService(services.pool, services.embedder,
-                                   s.model_copy(update={"rag_rerank_similarity": "rrf"}))
+    rrf_service = RetrievalService(
+        services.pool, services.embedder, s.model_copy(update={"rag_rerank_similarity": "rrf"})
+    )
     bm25 = bm25s.BM25()
     bm25.index(chunks.tokens, show_progress=False)
 
@@ -85,16 +88,24 @@ def build_runners(services: Services, ref_conn: psycopg.Connection, chunks: Chun
             if record:
                 diag.candidate_docs.append([c.external_id for c in result.candidates])
             return [c.external_id for c in result.results]
+
         return run
 
     def hybrid(query: str, vector: np.ndarray, *, semantic: bool) -> list[dict]:
         with services.pool.connection() as conn:
             return retrieval_repo.hybrid_search(
-                conn, query_text=" ".join(query_terms(query)), query_embedding=vector if semantic else None,
-                match_count=TOP_K, full_text_weight=s.rag_full_text_weight if semantic else 1.0,
-                semantic_weight=s.rag_semantic_weight if semantic else 0.0, rrf_k=s.rag_rrf_k, filter={},
-                embedding_model=model if semantic else None, candidate_count=None,
-                ef_search=s.rag_hnsw_ef_search)
+                conn,
+                query_text=" ".join(query_terms(query)),
+                query_embedding=vector if semantic else None,
+                match_count=TOP_K,
+                full_text_weight=s.rag_full_text_weight if semantic else 1.0,
+                semantic_weight=s.rag_semantic_weight if semantic else 0.0,
+                rrf_k=s.rag_rrf_k,
+                filter={},
+                embedding_model=model if semantic else None,
+                candidate_count=None,
+                ef_search=s.rag_hnsw_ef_search,
+            )
 
     def hybrid_norerank(query: str, vector: np.ndarray) -> list[str]:
         return [r["external_id"] for r in hybrid(query, vector, semantic=True)]
@@ -107,8 +118,14 @@ def build_runners(services: Services, ref_conn: psycopg.Connection, chunks: Chun
     def vector_only(query: str, vector: np.ndarray) -> list[str]:
         with services.pool.connection() as conn:
             rows = retrieval_repo.match_documents(
-                conn, query_embedding=vector, match_count=TOP_K, min_similarity=-1.0, filter={},
-                embedding_model=model, ef_search=s.rag_hnsw_ef_search)
+                conn,
+                query_embedding=vector,
+                match_count=TOP_K,
+                min_similarity=-1.0,
+                filter={},
+                embedding_model=model,
+                ef_search=s.rag_hnsw_ef_search,
+            )
         return [r["external_id"] for r in rows]
 
     def supabase(query: str, vector: np.ndarray) -> list[str]:

@@ -10,6 +10,7 @@ variants and all runs.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,9 +35,7 @@ class BenchCache:
         self.passages: dict[str, np.ndarray] = {}
         self.queries: dict[str, np.ndarray] = {}
         if self.path.exists():
-            with np.load(self.path) as data:
-                self.passages = _unpack(data["passage_keys"], data["passage_vectors"])
-                self.queries = _unpack(data["query_keys"], data["query_vectors"])
+            self.passages, self.queries = _read(self.path)
         self._saved = (len(self.passages), len(self.queries))
 
     def save(self) -> bool:
@@ -44,8 +43,14 @@ class BenchCache:
         sizes = (len(self.passages), len(self.queries))
         if sizes == self._saved:
             return False
+        if self.path.exists():  # another run may have saved since we loaded: keep its vectors too
+            passages, queries = _read(self.path)
+            for key, vector in passages.items():
+                self.passages.setdefault(key, vector)
+            for key, vector in queries.items():
+                self.queries.setdefault(key, vector)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.stem + ".tmp.npz")
+        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
         passage_keys, passage_vectors = _pack(self.passages)
         query_keys, query_vectors = _pack(self.queries)
         np.savez(
@@ -56,8 +61,16 @@ class BenchCache:
             query_vectors=query_vectors,
         )
         tmp.replace(self.path)
-        self._saved = sizes
+        self._saved = (len(self.passages), len(self.queries))
         return True
+
+
+def _read(path: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    with np.load(path) as data:
+        return (
+            _unpack(data["passage_keys"], data["passage_vectors"]),
+            _unpack(data["query_keys"], data["query_vectors"]),
+        )
 
 
 def _pack(vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -52,13 +52,15 @@ def test_budgets_and_confidence_are_reported_and_confidence_is_stored(make_servi
     assert body["diagnostics"]["retrieval"]["parameters"]["prefetch_k"] == 80
     assert body["diagnostics"]["confidence"]["confidence_level"] in {"low", "medium", "high"}
     stored = client.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
-    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v1"
+    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v2"
     assert stored["metadata"]["confidence"]["best_parent_id"] == body["sources"][0]["document_id"]
 
 
 def test_write_top_k_limits_what_the_model_sees_but_every_source_stays_citable(make_services):
     llm = ScriptedLLM(answers=["澳洲的动物[1]。"])
-    client = make_client(make_services, llm=llm, write_top_k=1, chat_min_keyword_coverage=0.1)
+    client = make_client(
+        make_services, llm=llm, write_top_k=1, chat_min_keyword_coverage=0.1, chat_clarify_enabled=False
+    )
     body = chat(client, "澳洲东部有哪些动物？")
     assert len(llm.calls[0].sources) == 1
     assert len(body["sources"]) > 1
@@ -118,11 +120,12 @@ def test_a_failing_gap_search_is_logged_and_the_rest_still_fuse(make_services, c
 
 
 def test_ambiguous_candidates_get_a_clarification_question_instead_of_a_guess(make_services, tmp_path):
-    policy = load_policy("v1").to_json()
+    policy = load_policy("v2").to_json()
     policy["thresholds"]["R_hitl"] = 0.0  # every close runner-up counts as ambiguous
-    (tmp_path / "v1.json").write_text(json.dumps(policy), encoding="utf-8")
+    (tmp_path / "v2.json").write_text(json.dumps(policy), encoding="utf-8")
     llm = ScriptedLLM(answers=["不应被调用[1]。"])
-    client = make_client(make_services, llm=llm, score_policies_dir=tmp_path)
+    every_level = ["low", "medium", "high"]
+    client = make_client(make_services, llm=llm, score_policies_dir=tmp_path, chat_clarify_levels=every_level)
     body = chat(client, "澳洲的有袋类动物")
     assert body["generator"] == "clarify"
     assert body["diagnostics"]["clarify"] is True
@@ -140,6 +143,16 @@ def test_ambiguous_candidates_get_a_clarification_question_instead_of_a_guess(ma
         chat_clarify_enabled=False,
     )
     assert chat(off, "澳洲的有袋类动物")["generator"] == "scripted"
+    # Clarify only at the configured levels: the same question answered when its level is excluded.
+    level = body["diagnostics"]["confidence"]["confidence_level"]
+    others = [lv for lv in every_level if lv != level]
+    answered = make_client(
+        make_services,
+        llm=ScriptedLLM(answers=["答[1]。"]),
+        score_policies_dir=tmp_path,
+        chat_clarify_levels=others,
+    )
+    assert chat(answered, "澳洲的有袋类动物")["generator"] == "scripted"
 
 
 def test_unknown_policy_version_is_refused_at_start_up(make_services):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -40,7 +41,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=POLICIES_DIR,
         help=f"where the new policy version is written (default: {POLICIES_DIR})",
     )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="WEIGHT=VALUE",
+        help="change a weight of the base policy in the new version (alpha, beta, w1, w2, w3): alpha=0.2",
+    )
     p.set_defaults(handler=run_calibrate)
+
+
+_WEIGHTS = ("alpha", "beta", "w1", "w2", "w3")
+
+
+def _with_weights(base: Policy, assignments: list[str]) -> Policy:
+    from backend.cli import CliError
+
+    changes: dict[str, float] = {}
+    for item in assignments:
+        name, _, value = item.partition("=")
+        if name not in _WEIGHTS:
+            raise CliError(f"--set {item!r}: the weights are {', '.join(_WEIGHTS)}")
+        try:
+            changes[name] = float(value)
+        except ValueError:
+            raise CliError(f"--set {item!r}: {value!r} is not a number") from None
+    return dataclasses.replace(base, **changes) if changes else base
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
@@ -49,7 +75,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     rows = read_labels(args.labels_file)
     try:
-        base = _base_policy(args.from_version, args.policies_dir)
+        base = _with_weights(_base_policy(args.from_version, args.policies_dir), args.set)
         policy, report = calibrate(rows, base)
     except (PolicyError, CalibrationError) as exc:
         raise CliError(str(exc)) from exc

@@ -91,8 +91,8 @@ def calibrate(
         # below it 90% of good queries are above, above it 90% of bad queries are below.
         warnings.append(
             f"T_low (P{T_LOW_PERCENTILE} of bad = {t_low:.4f}) >= T_high "
-            f"(P{T_HIGH_PERCENTILE} of good = {t_high:.4f}): the score does not separate good "
-            "from bad queries; the two were swapped so the overlap reads as 'medium'"
+            f"(P{T_HIGH_PERCENTILE} of good = {t_high:.4f}): the tails of good and bad overlap; "
+            "the two were swapped so the overlap reads as 'medium'"
         )
         t_low, t_high = t_high, t_low
     r_hitl = percentile(ratios, R_HITL_PERCENTILE)

@@ -165,7 +165,10 @@ class ChatService:
     def _clarification(self, message: str, evidence: Evidence) -> str | None:
         """Seed: need_hitl -> ask which of the top candidate documents the user means."""
         confidence = evidence.confidence
-        if not (self.settings.chat_clarify_enabled and confidence.get("need_hitl") and evidence.chunks):
+        s = self.settings
+        if not (s.chat_clarify_enabled and confidence.get("need_hitl") and evidence.chunks):
+            return None
+        if confidence.get("confidence_level") not in s.chat_clarify_levels:
             return None
         titles = [p["title"] or p["parent_id"] for p in confidence.get("top_parents", [])[:3]]
         name = "clarify_zh" if detect_lang(message) == "zh" else "clarify_en"
