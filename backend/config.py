@@ -9,6 +9,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+ConfidenceLevel = Literal["low", "medium", "high"]
+DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
+
 # Metadata keys a caller may attach to documents (the seed's whitelist, plus our ingest-time fields).
 DEFAULT_METADATA_WHITELIST = (
     "doc_id",
@@ -98,8 +101,8 @@ class Settings(BaseSettings):
     chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
     chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
     chat_clarify_enabled: bool = True
-    chat_clarify_levels: list[Literal["low", "medium", "high"]] = Field(
-        default_factory=lambda: ["low", "medium"],
+    chat_clarify_levels: list[ConfidenceLevel] = Field(
+        default_factory=lambda: list(DEFAULT_CLARIFY_LEVELS),
         description="Clarify only at these confidence levels: a strongly supported best answer is given.",
     )
     score_policy_version: str = "v2"

@@ -57,7 +57,7 @@ _WEIGHTS = ("alpha", "beta", "w1", "w2", "w3")
 def _with_weights(base: Policy, assignments: list[str]) -> Policy:
     from backend.cli import CliError
 
-    changes: dict[str, float] = {}
+    changes: dict[str, Any] = {}
     for item in assignments:
         name, _, value = item.partition("=")
         if name not in _WEIGHTS:
