@@ -58,7 +58,7 @@ as $fn$
             limit $11
         )
         select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
-               c.content_hash, c.metadata, c.embedding_model,
+               c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
                case when $1 is null or c.embedding_dims <> %1$s then null
                     else 1 - (c.embedding <=> $1) end as similarity,
                fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score
@@ -84,7 +84,8 @@ $fn$;
 --   semantic   the nearest chunks by cosine through the partial HNSW index of the query's dimension.
 -- rrf_score = full_text_weight / (rrf_k + full_text_rank) + semantic_weight / (rrf_k + vector_rank),
 -- a missing leg contributing 0. Every returned row also carries its cosine similarity to the query
--- (computed for full-text-only rows too), so the Python reranker needs no second query.
+-- (computed for full-text-only rows too) and its content_tokens, so the Python reranker needs neither
+-- a second query nor a second segmentation.
 --
 -- Parameters
 --   query_text             jieba-segmented query, stopwords removed (backend.text.query_terms);
@@ -106,9 +107,14 @@ $fn$;
 --
 -- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims); PREPARE that text
 -- and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
--- Migration 004 shipped a shorter signature; an old overload would make named calls ambiguous.
+-- Migration 004 shipped a shorter signature (an old overload would make named calls ambiguous), and a
+-- changed result row cannot be replaced in place: drop, then create.
 drop function if exists public.hybrid_search(
     text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer
+);
+drop function if exists public.hybrid_search(
+    text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer,
+    double precision, integer, double precision
 );
 
 create or replace function public.hybrid_search(
@@ -135,6 +141,7 @@ returns table (
     content text,
     heading_path text[],
     content_hash text,
+    content_tokens text,
     metadata jsonb,
     embedding_model text,
     similarity double precision,

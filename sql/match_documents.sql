@@ -28,7 +28,7 @@ as $fn$
             from nearest n
         )
         select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
-               c.content_hash, c.metadata, c.embedding_model,
+               c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
                1 - r.distance as similarity, r.rank_ix as vector_rank
         from ranked r
         join public.chunks c on c.id = r.id
@@ -59,6 +59,9 @@ $fn$;
 --
 -- EXPLAIN: the dimension is part of the index expression, so the statement is built per dimension
 -- by match_documents_query(dims); PREPARE that text and EXPLAIN ANALYZE EXECUTE it (sql/README.md).
+-- A changed result row cannot be replaced in place: drop, then create.
+drop function if exists public.match_documents(vector, integer, double precision, jsonb, text, integer);
+
 create or replace function public.match_documents(
     query_embedding vector,
     match_count integer default 10,
@@ -76,6 +79,7 @@ returns table (
     content text,
     heading_path text[],
     content_hash text,
+    content_tokens text,
     metadata jsonb,
     embedding_model text,
     similarity double precision,

@@ -124,6 +124,7 @@ def test_works_on_the_real_scored_chunk():
         content="c",
         content_hash="h",
         metadata={},
+        content_tokens="t c",
         vector_rank=1,
         full_text_rank=None,
         rrf_score=0.016,

@@ -6,8 +6,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from backend.text import segment
-
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 
 
@@ -18,11 +16,15 @@ class RerankWeights:
     structure_bonus: float = 0.05
 
 
-def keyword_coverage(query_terms: Sequence[str], text: str) -> float:
-    """Share of the query's significant terms found among the text's jieba tokens (0..1)."""
+def keyword_coverage(query_terms: Sequence[str], content_tokens: str) -> float:
+    """Share of the query's significant terms among a chunk's indexed tokens (0..1).
+
+    content_tokens is what ingestion stored (segment() of title > headings + text), so query and
+    chunk are compared through the same segmentation, without segmenting the chunk again.
+    """
     if not query_terms:
         return 0.0
-    tokens = set(segment(text))
+    tokens = set(content_tokens.split())
     return sum(1 for t in query_terms if t in tokens) / len(query_terms)
 
 

@@ -17,7 +17,6 @@ from backend.services.evidence_budget import EvidenceBudget
 from backend.services.gap_queries import generate_gap_queries
 from backend.services.pool_fusion import fuse_pools_with_gap_protection
 from backend.services.retrieval import RetrievalService, ScoredChunk, SearchRequest, SearchResult
-from backend.text import segment
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ def missing_terms(terms: list[str], chunks: list[ScoredChunk]) -> list[str]:
     """The question's significant terms that appear in none of the chunks (title, headings, text)."""
     tokens: set[str] = set()
     for chunk in chunks:
-        tokens.update(segment(f"{chunk.title} {chunk.heading} {chunk.content}"))
+        tokens.update(chunk.content_tokens.split())
     return [t for t in terms if t not in tokens]
 
 

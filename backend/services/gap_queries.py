@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from backend.errors import ProviderError
 from backend.llm import LLM, load_prompt
 from backend.services.retrieval import ScoredChunk
-from backend.text import query_terms, segment
+from backend.text import query_terms
 
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|query\s*\d*[:：])\s*", re.IGNORECASE)
 _EVIDENCE_CHARS = 200
@@ -48,7 +48,7 @@ def keyword_gap_queries(question: str, evidence: Sequence[ScoredChunk], max_quer
         return []
     seen_tokens: set[str] = set()
     for chunk in evidence:
-        seen_tokens.update(segment(f"{chunk.title} {chunk.content}"))
+        seen_tokens.update(chunk.content_tokens.split())
     missing = [t for t in terms if t not in seen_tokens]
     anchor = [t for t in terms[:2] if t not in missing]
     candidates = []

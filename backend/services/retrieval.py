@@ -51,6 +51,7 @@ class ScoredChunk:
     content: str
     content_hash: str
     metadata: dict[str, Any]
+    content_tokens: str  # jieba tokens of title > headings + text, as indexed
     vector_rank: int | None
     full_text_rank: int | None
     rrf_score: float | None
@@ -266,6 +267,7 @@ class RetrievalService:
                 content=r["content"],
                 content_hash=r["content_hash"],
                 metadata=r["metadata"],
+                content_tokens=r["content_tokens"],
                 vector_rank=r.get("vector_rank"),
                 full_text_rank=r.get("full_text_rank"),
                 rrf_score=r.get("rrf_score"),
@@ -277,8 +279,7 @@ class RetrievalService:
                 chunk.rerank_similarity = (chunk.rrf_score or 0.0) / best_rrf
             else:
                 chunk.rerank_similarity = (r.get("full_text_score") or 0.0) / best_ft
-            text = " ".join([chunk.title, chunk.heading, chunk.content])
-            chunk.keyword_coverage = keyword_coverage(terms, text)
+            chunk.keyword_coverage = keyword_coverage(terms, chunk.content_tokens)
             heading = starts_with_heading(chunk.content)
             chunk.structure_bonus = self.weights.structure_bonus if heading else 0.0
             chunk.final_score = final_score(
