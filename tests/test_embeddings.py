@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +26,7 @@ from backend.embeddings import (
     create_embedder,
 )
 from backend.errors import InvalidInput, ProviderError
+from tests.fake_http import serve
 
 _PATH = re.compile(r"^/v1(?:beta)?/models/(?P<model>[^/:]+):batchEmbedContents$")
 _STATUS_NAMES = {
@@ -108,27 +109,12 @@ class FakeGemini:
 def fake_gemini() -> Iterator[tuple[FakeGemini, str]]:
     fake = FakeGemini()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            status, payload = fake.answer(self.path, self.headers.get("x-goog-api-key"), body)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def respond(path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
+        status, payload = fake.answer(path, headers.get("x-goog-api-key"), body)
+        return status, json.dumps(payload).encode(), "application/json"
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.handle_error = lambda *args: None  # a timed-out client closing its socket is expected
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield fake, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(respond) as url:
+        yield fake, url
 
 
 def gemini(url: str, **overrides: object) -> GeminiEmbedder:

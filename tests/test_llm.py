@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from google.genai import errors as genai_errors
@@ -28,6 +27,7 @@ from backend.llm import (
     load_prompt,
 )
 from backend.llm.extractive import MAX_SENTENCE_CHARS
+from tests.fake_http import serve
 
 PROMPT_VARIABLES = {
     "answer_system": set(),
@@ -229,28 +229,14 @@ def _response(text: str) -> dict:
 def fake_gemini() -> Iterator[FakeGemini]:
     fake = FakeGemini()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            fake.requests.append((self.path, body, dict(self.headers)))
-            status, payload, content_type = fake.replies.pop(0)
-            data = payload.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def respond(path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
+        fake.requests.append((path, body, headers))
+        status, payload, content_type = fake.replies.pop(0)
+        return status, payload.encode(), content_type
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_port}"
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with serve(respond) as url:
+        fake.url = url
+        yield fake
 
 
 def gemini(fake: FakeGemini | SimpleNamespace, retries: int = 2) -> GeminiLLM:
