@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast lint bench bench-quality bench-ingest clean-data
+.PHONY: install run test test-fast lint bench bench-quality bench-ingest bench-latency clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ lint: install
 	$(BIN)/mypy
 
 bench: bench-quality bench-ingest
+
+bench-latency: install
+	$(BIN)/python -m bench.latency --sizes 10000 100000
 
 bench-quality: install
 	$(BIN)/python -m bench.quality --all

@@ -1,0 +1,336 @@
+"""Latency and throughput of retrieval at scale: hybrid_search, match_documents and POST /search.
+
+Usage: .venv/bin/python -m bench.latency --sizes 10000 100000 [--dims 384] [--seconds-per-cell N]
+                                         [--keep-db | --reuse] [--term-stats trigger|refresh]
+
+Per size: a synthetic corpus (bench/synthetic.py) binary-COPYed into a scratch database on the
+embedded server in .data/bench-postgres (bench/bulk_load.py), the Supabase guide's hybrid_search
+loaded beside it; then closed-loop cells at each concurrency, with and without a 1% metadata filter
+(bench/latency_cells.py); EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement for representative
+queries and recall@10 of the vector leg (bench/latency_plans.py). Markdown to stdout and
+bench/results/latency-<size>.md, JSON alongside, plans in bench/results/latency-plans/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from backend import PROJECT_ROOT
+from backend.embeddings import LocalEmbedder
+from bench import bulk_load
+from bench.common import RESULTS_DIR, code_version, command_line, log, machine, write_json
+from bench.latency_cells import CellResult, http_runner, run_cell, search_stages, sql_runner, supabase_runner
+from bench.latency_plans import explain_hybrid, recall_at_10
+from bench.latency_report import render
+from bench.latency_server import bench_settings, save_vectors
+from bench.synthetic import (
+    MIX_RATIO,
+    N_CLUSTERS,
+    NOISE,
+    SPREAD,
+    SUBSPACE_RANK,
+    Query,
+    SentencePool,
+    SyntheticCorpus,
+    describe,
+    load_queries,
+    query_vectors,
+)
+
+MODELS = {384: LocalEmbedder.model_id, 768: "gemini-embedding-001@768"}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--dims", type=int, choices=sorted(MODELS), default=384)
+    parser.add_argument("--seconds-per-cell", type=float, default=12.0)
+    parser.add_argument("--max-queries-per-cell", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--queries", type=int, default=400, help="real questions cycled through the cells")
+    parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument("--term-stats", choices=("trigger", "refresh"), default="trigger")
+    parser.add_argument("--batch-chunks", type=int, default=20_000, help="chunks per COPY statement")
+    parser.add_argument("--maintenance-work-mem", default="1GB", help="for the HNSW builds")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--skip-http", action="store_true")
+    keep = parser.add_mutually_exclusive_group()
+    keep.add_argument("--keep-db", action="store_true", help="keep the scratch database afterwards")
+    keep.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse a database already loaded with the same size/dims/seed (and keep it)",
+    )
+    parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
+    return parser.parse_args(argv)
+
+
+def time_query_embedding(queries: list[Query], n: int = 20) -> dict[str, Any]:
+    """The bundled model's embed_query, one query at a time, after loading it."""
+    embedder = LocalEmbedder(bench_settings())
+    started = time.perf_counter()
+    embedder.embed_query("warm up")
+    load_seconds = time.perf_counter() - started
+    times = []
+    for q in queries[:n]:
+        t0 = time.perf_counter()
+        embedder.embed_query(q.clean)
+        times.append((time.perf_counter() - t0) * 1000)
+    return {
+        "model": embedder.model_id,
+        "load_seconds": round(load_seconds, 2),
+        "queries": len(times),
+        "p50_ms": round(float(np.percentile(times, 50)), 1),
+        "p95_ms": round(float(np.percentile(times, 95)), 1),
+        "mean_ms": round(float(np.mean(times)), 1),
+    }
+
+
+def load_or_reuse(corpus: SyntheticCorpus, model: str, args: argparse.Namespace) -> tuple[str, dict, bool]:
+    expect = bulk_load.fingerprint(corpus, model)
+    url, record = bulk_load.open_database(corpus.size, corpus.dims, reuse=args.reuse, expect=expect)
+    if record:
+        return url, record, True
+    log(f"loading {corpus.size} chunks ({corpus.dims}-d) ...")
+    load = bulk_load.load(
+        url,
+        corpus,
+        model=model,
+        term_stats=args.term_stats,
+        batch_chunks=args.batch_chunks,
+        maintenance_work_mem=args.maintenance_work_mem,
+    )
+    log("loading the Supabase guide's table ...")
+    ref = bulk_load.load_supabase_ref(url, corpus.dims, args.maintenance_work_mem)
+    record = {"fingerprint": expect, "load": load, "supabase_ref_load": ref}
+    bulk_load.save_record(url, corpus.size, corpus.dims, record)
+    return url, record, False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(url: str, model: str, queries: list[Query], workdir: Path) -> tuple[subprocess.Popen, str]:
+    vectors = workdir / "query-vectors.npz"
+    save_vectors(str(vectors), query_vectors(queries))
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.latency_server",
+            "--database-url",
+            url,
+            "--vectors",
+            str(vectors),
+            "--model-id",
+            model,
+            "--port",
+            str(port),
+        ],
+        cwd=PROJECT_ROOT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"bench.latency_server exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.terminate()
+    raise RuntimeError("bench.latency_server did not answer /health within 120 s")
+
+
+def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespace) -> list[CellResult]:
+    settings = bench_settings()
+    bounds = {"seconds": args.seconds_per_cell, "max_queries": args.max_queries_per_cell}
+    cells = []
+
+    def run(case: str, factory: Any, filtered: bool, concurrency: int, extract: Any = None) -> None:
+        cell = run_cell(
+            case, factory, queries, filtered=filtered, concurrency=concurrency, extract=extract, **bounds
+        )
+        s = cell.summary()
+        log(
+            f"  {case:15s} {s['filter'] or '':12s} c={concurrency:<3d} {s['queries']:5d} q  {s['qps']} QPS  "
+            f"p50 {s['p50_ms']}  p95 {s['p95_ms']}  p99 {s['p99_ms']} ms  errors {s['errors']}  "
+            f"load {s['loadavg_after'][0]}"
+        )
+        cells.append(cell)
+
+    run("supabase_ref", supabase_runner(url, settings.rag_prefetch_k, args.dims), False, 1)
+    for case in ("hybrid_search", "match_documents"):
+        for filtered in (False, True):
+            for concurrency in args.concurrency:
+                run(case, sql_runner(url, settings, model, case, filtered), filtered, concurrency)
+    if not args.skip_http:
+        with tempfile.TemporaryDirectory() as tmp:
+            proc, base = start_server(url, model, queries, Path(tmp))
+            try:
+                for filtered in (False, True):
+                    for concurrency in args.concurrency:
+                        run("POST /search", http_runner(base, filtered), filtered, concurrency, search_stages)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+    return cells
+
+
+def pick_explain_queries(cells: list[CellResult], queries: list[Query]) -> list[tuple[str, Query, bool]]:
+    """The median and the slowest query of hybrid_search at c=1, and the slowest with the filter."""
+    out = []
+    for filtered in (False, True):
+        cell = next(
+            (
+                c
+                for c in cells
+                if c.case == "hybrid_search"
+                and c.filtered == filtered
+                and c.concurrency == 1
+                and c.latencies_ms
+            ),
+            None,
+        )
+        if not cell:
+            continue
+        order = np.argsort(cell.latencies_ms)
+        if not filtered:
+            out.append(("median query, no filter", queries[cell.query_index[order[len(order) // 2]]], False))
+        out.append(
+            (
+                f"slowest query, {'filter bucket=rare' if filtered else 'no filter'}",
+                queries[cell.query_index[order[-1]]],
+                filtered,
+            )
+        )
+    return out
+
+
+def run_size(
+    size: int, pool: SentencePool, queries: list[Query], args: argparse.Namespace, embedding: dict
+) -> dict[str, Any]:
+    code = code_version()
+    model = MODELS[args.dims]
+    corpus = SyntheticCorpus(pool, size, args.dims, args.seed)
+    url, record, reused = load_or_reuse(corpus, model, args)
+    try:
+        cells = run_cells(url, model, queries, args)
+        suffix = f"{size}" if args.dims == 384 else f"{size}-{args.dims}d"
+        explain = []
+        for n, (label, q, filtered) in enumerate(pick_explain_queries(cells, queries), 1):
+            log(f"  EXPLAIN {label}: {q.text}")
+            plan = explain_hybrid(
+                url,
+                args.dims,
+                q,
+                filtered=filtered,
+                model=model,
+                settings=bench_settings(),
+                out_base=args.out_dir / "latency-plans" / f"latency-{suffix}-q{n}",
+            )
+            plan["plan_file"] = f"latency-plans/{plan['plan_file']}"
+            explain.append({"label": label, **plan})
+        log("  recall@10 ...")
+        recall = recall_at_10(url, args.dims, queries[: args.recall_queries], model)
+        sizes = bulk_load.sizes(url)
+        server = bulk_load.server_settings(url)
+    finally:
+        if not (args.keep_db or args.reuse):
+            bulk_load.drop_database(size, args.dims)
+    summaries = [c.summary() for c in cells]
+    loads = [x for s in summaries for x in (s["loadavg_before"][0], s["loadavg_after"][0])]
+    report = {
+        "command": command_line("bench.latency"),
+        "code": code,
+        "machine": machine(),
+        "server": server,
+        "size": size,
+        "dims": args.dims,
+        "model": model,
+        "reused": reused,
+        "database": bulk_load.database_name(size, args.dims) if (args.keep_db or args.reuse) else None,
+        "corpus": {"description": corpus_description(pool, args), "pool": describe(pool)},
+        "load": record["load"],
+        "supabase_ref_load": record.get("supabase_ref_load"),
+        "sizes": sizes,
+        "seconds_per_cell": args.seconds_per_cell,
+        "max_queries_per_cell": args.max_queries_per_cell,
+        "query_count": len(queries),
+        "query_langs": dict_count(q.lang for q in queries),
+        "loadavg": {"min": min(loads), "max": max(loads)},
+        "cells": summaries,
+        "explain": explain,
+        "recall": recall,
+        "query_embedding": embedding,
+    }
+    report["cell_query_index"] = [
+        {
+            "case": c.case,
+            "filtered": c.filtered,
+            "concurrency": c.concurrency,
+            "latencies_ms": [round(x, 2) for x in c.latencies_ms],
+            "query_index": c.query_index,
+        }
+        for c in cells
+    ]
+    return report
+
+
+def dict_count(items: Any) -> str:
+    counts: dict[str, int] = {}
+    for x in items:
+        counts[x] = counts.get(x, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def corpus_description(pool: SentencePool, args: argparse.Namespace) -> str:
+    return (
+        f"chunks of 200-500 characters recombined from {len(pool.texts):,} sentences of the "
+        f"{len(pool.docs):,} shared BEIR documents ({MIX_RATIO:.0%} of each chunk's sentences from other "
+        f"documents of its language), content_tokens from the product's index_tokens; documents of 1-16 "
+        f"chunks; metadata as ingestion writes it plus bucket=rare on 1% and bucket=uncommon on 4% of "
+        f"chunks; clustered unit vectors ({N_CLUSTERS} centroids, a {SUBSPACE_RANK}-dimensional in-cluster "
+        f"component of length {SPREAD}, isotropic noise {NOISE}), queries drawn from their source "
+        f"document's cluster; seed {args.seed}."
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    log(f"load average at start: {os.getloadavg()}")
+    pool = SentencePool.load()
+    describe(pool)
+    queries = load_queries(pool, args.dims, args.seed, args.queries)
+    log("timing the local model's query embedding ...")
+    embedding = time_query_embedding(queries)
+    log(f"  {embedding}")
+    for size in args.sizes:
+        report = run_size(size, pool, queries, args, embedding)
+        suffix = f"{size}" if args.dims == 384 else f"{size}-{args.dims}d"
+        write_json(args.out_dir / f"latency-{suffix}.json", report)
+        markdown = render(report)
+        (args.out_dir / f"latency-{suffix}.md").write_text(markdown, encoding="utf-8")
+        print(markdown, flush=True)
+        log(f"wrote {args.out_dir / f'latency-{suffix}.md'} and .json")
+
+
+if __name__ == "__main__":
+    main()

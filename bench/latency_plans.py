@@ -1,0 +1,277 @@
+"""EXPLAIN (ANALYZE, BUFFERS) of the exact statement hybrid_search runs, and recall@10 of the vector leg.
+
+hybrid_search (sql/hybrid_search.sql) first derives, from term_stats and corpus_stats, one tsquery
+and one idf per query term, the GIN match query (the uncommon terms) and the average chunk length;
+TERMS_SQL repeats that derivation statement for statement, and each plan is checked against the
+function: the prepared statement must return the rows hybrid_search returns.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from backend.db.connection import connect
+from backend.db.repositories import retrieval as retrieval_repo
+from bench.latency_cells import RARE_FILTER
+from bench.synthetic import Query
+
+# The DECLARE/SELECT INTO block of hybrid_search, as one statement.
+TERMS_SQL = """
+with stats as (
+    select coalesce(max(cs.nchunks), 0)::double precision as n_chunks,
+           coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1) as avg_length
+    from public.corpus_stats cs
+),
+terms as (
+    select t.lexeme, coalesce(ts.ndoc, 0) as df
+    from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, %(query_text)s))) as t(lexeme)
+    left join public.term_stats ts on ts.lexeme = t.lexeme
+),
+weighted as (
+    select t.lexeme, t.df,
+           ln(1 + (greatest(s.n_chunks - t.df, 0) + 0.5) / (t.df + 0.5)) as idf,
+           t.df > greatest(%(ratio)s * s.n_chunks, %(min_df)s) as common,
+           row_number() over (order by t.df, t.lexeme) as rarity
+    from terms t, stats s
+)
+select array_agg(public.lexemes_tsquery(array[w.lexeme]) order by w.lexeme)::text[],
+       array_agg(w.idf order by w.lexeme),
+       public.lexemes_tsquery(coalesce(array_agg(w.lexeme) filter (where not w.common),
+                                       array_agg(w.lexeme) filter (where w.rarity <= 2)))::text,
+       (select n_chunks from stats), (select avg_length from stats),
+       json_agg(json_build_object('lexeme', w.lexeme, 'df', w.df, 'idf', round(w.idf::numeric, 3),
+                                  'common', w.common) order by w.df desc)
+from weighted w
+"""
+PARAM_TYPES = (
+    "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
+    "tsquery[], float8[], float8, float8"
+)
+EXECUTE = (
+    "execute hs(%s::vector, %s::tsquery, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, "
+    "%s::tsquery[], %s::float8[], %s, %s)"
+)
+
+
+def vector_literal(v: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in v) + "]"
+
+
+def explain_hybrid(
+    url: str, dims: int, q: Query, *, filtered: bool, model: str, settings: Any, out_base: Path
+) -> dict[str, Any]:
+    """Plans (text + JSON) of one query, saved next to out_base; the dominant nodes; pre-step times."""
+    match_count = settings.rag_prefetch_k
+    leg = settings.rag_candidate_count or max(match_count * 4, 40)
+    filt = RARE_FILTER if filtered else {}
+    with connect(url, autocommit=True) as conn:
+        pre = {
+            "assert_embedding_space_ms": _exec_ms(
+                conn, "select public.assert_embedding_space(%s, %s)", (dims, model)
+            ),
+            "term_statistics_ms": _exec_ms(conn, TERMS_SQL, _terms_params(q.terms)),
+        }
+        terms, idfs, match, _n, avg_length, detail = conn.execute(
+            TERMS_SQL, _terms_params(q.terms)
+        ).fetchone()
+        conn.execute("set hnsw.iterative_scan = relaxed_order")
+        conn.execute(
+            "select set_config('hnsw.ef_search', %s, false)", (str(max(settings.rag_hnsw_ef_search, leg)),)
+        )
+        text = conn.execute("select public.hybrid_search_query(%s)", (dims,)).fetchone()[0]
+        conn.execute("deallocate all")
+        conn.execute(sql.SQL("prepare hs ({}) as {}").format(sql.SQL(PARAM_TYPES), sql.SQL(text)))
+        params = (
+            vector_literal(q.vector),
+            match,
+            leg,
+            json.dumps(filt),
+            settings.rag_full_text_weight,
+            settings.rag_semantic_weight,
+            match is not None,
+            True,
+            model,
+            float(settings.rag_rrf_k),
+            match_count,
+            terms,
+            idfs,
+            0.5,
+            avg_length,
+        )
+        cur = psycopg.ClientCursor(conn)
+        prepared_ids = [r[0] for r in cur.execute(EXECUTE, params).fetchall()]  # also warms the cache
+        function_ids = [
+            r["id"]
+            for r in retrieval_repo.hybrid_search(
+                conn,
+                query_text=q.terms,
+                query_embedding=q.vector,
+                match_count=match_count,
+                full_text_weight=settings.rag_full_text_weight,
+                semantic_weight=settings.rag_semantic_weight,
+                rrf_k=settings.rag_rrf_k,
+                filter=filt,
+                embedding_model=model,
+                candidate_count=settings.rag_candidate_count,
+                ef_search=settings.rag_hnsw_ef_search,
+            )
+        ]
+        plan_text = "\n".join(r[0] for r in cur.execute("explain (analyze, buffers) " + EXECUTE, params))
+        plan_json = cur.execute("explain (analyze, buffers, format json) " + EXECUTE, params).fetchone()[0]
+        conn.execute("deallocate hs")
+    out_base.parent.mkdir(parents=True, exist_ok=True)
+    header = (
+        f"-- query: {q.text}\n-- query_text: {q.terms}\n-- filter: {json.dumps(filt)}\n-- match: {match}\n"
+    )
+    out_base.with_suffix(".txt").write_text(header + plan_text + "\n", encoding="utf-8")
+    out_base.with_suffix(".json").write_text(json.dumps(plan_json, indent=1), encoding="utf-8")
+    top = plan_json[0]
+    return {
+        "query": q.text,
+        "query_text": q.terms,
+        "filter": filt,
+        "terms": detail,
+        "match_query": match,
+        "same_rows_as_hybrid_search": prepared_ids == function_ids,
+        "planning_ms": round(top.get("Planning Time", 0.0), 2),
+        "execution_ms": round(top.get("Execution Time", 0.0), 2),
+        **pre,
+        "dominant_nodes": dominant_nodes(top["Plan"]),
+        "plan_file": str(out_base.with_suffix(".txt").name),
+    }
+
+
+def _terms_params(query_text: str) -> dict[str, Any]:
+    # hybrid_search's defaults for common_term_ratio and common_term_min_df
+    return {"query_text": query_text, "ratio": 0.1, "min_df": 5000}
+
+
+def _exec_ms(conn: psycopg.Connection, query: str, params: Any) -> float:
+    """Median server-side execution time over 5 runs (EXPLAIN ANALYZE, so no transfer)."""
+    cur = psycopg.ClientCursor(conn)
+    runs = []
+    for _ in range(5):
+        plan = cur.execute("explain (analyze, format json) " + query, params).fetchone()[0][0]
+        runs.append(plan["Planning Time"] + plan["Execution Time"])
+    return round(float(np.median(runs)), 3)
+
+
+def dominant_nodes(plan: dict[str, Any], top: int = 6) -> list[dict[str, Any]]:
+    """Nodes by exclusive time (own time x loops minus their children's), largest first."""
+    nodes: list[dict[str, Any]] = []
+    ctes: dict[str, float] = {}
+
+    def walk(node: dict[str, Any]) -> float:
+        total = node.get("Actual Total Time", 0.0) * node.get("Actual Loops", 1)
+        children = sum(walk(child) for child in node.get("Plans", []))
+        name = node.get("Subplan Name", "")
+        if name.startswith("CTE "):
+            ctes[name[4:]] = total
+        nodes.append(
+            {
+                "node": _label(node),
+                "total_ms": total,
+                "self_ms": max(total - children, 0.0),
+                "loops": node.get("Actual Loops", 1),
+                "rows": round(node.get("Actual Rows", 0)),
+                "cte": node.get("CTE Name") if node["Node Type"] == "CTE Scan" else None,
+            }
+        )
+        return total
+
+    walk(plan)
+    for n in nodes:  # a CTE Scan's time includes running the CTE, which is not its child
+        if n["cte"] in ctes:
+            n["self_ms"] = max(n["self_ms"] - ctes[n["cte"]], 0.0)
+    nodes.sort(key=lambda n: -n["self_ms"])
+    return [
+        {k: (round(v, 2) if isinstance(v, float) else v) for k, v in n.items() if k != "cte"}
+        for n in nodes[:top]
+    ]
+
+
+def _label(node: dict[str, Any]) -> str:
+    parts = [node["Node Type"]]
+    for key in ("Index Name", "Relation Name", "CTE Name", "Subplan Name", "Function Name"):
+        if node.get(key):
+            parts.append(f"{key.split()[0].lower()}={node[key]}")
+    return " ".join(parts)
+
+
+# --- recall of the vector leg -----------------------------------------------------------------------
+
+
+def exact_neighbours(
+    url: str, dims: int, queries: Sequence[Query], k: int = 10, block: int = 50_000
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Exact top-k ids by cosine over every chunk vector (and over the rare-bucket chunks), in numpy."""
+    qmat = np.vstack([q.vector for q in queries]).astype(np.float32)
+    best = [(np.full((len(queries), 0), -2.0), np.zeros((len(queries), 0), dtype=np.int64)) for _ in range(2)]
+    with connect(url) as conn, conn.cursor("exact", binary=True) as cur:
+        cur.itersize = block
+        cur.execute(
+            sql.SQL(
+                "select id, embedding::vector({d}), metadata @> %s from public.chunks "
+                "where embedding_dims = {d}"
+            ).format(d=sql.Literal(dims)),
+            (Jsonb(RARE_FILTER),),
+        )
+        while rows := cur.fetchmany(block):
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            mat = np.vstack([r[1].to_numpy() for r in rows])
+            rare = np.array([r[2] for r in rows], dtype=bool)
+            for which, mask in ((0, slice(None)), (1, rare)):
+                sims = qmat @ mat[mask].T
+                scores = np.hstack([best[which][0], sims])
+                cand = np.hstack([best[which][1], np.broadcast_to(ids[mask], sims.shape)])
+                keep = np.argsort(-scores, axis=1)[:, :k]
+                best[which] = (np.take_along_axis(scores, keep, 1), np.take_along_axis(cand, keep, 1))
+    return best[0][1].tolist(), best[1][1].tolist()
+
+
+def recall_at_10(
+    url: str, dims: int, queries: Sequence[Query], model: str, ef_values: Sequence[int] = (40, 100, 200)
+) -> list[dict[str, Any]]:
+    """match_documents' recall@10 against exact search, per ef_search, without and with the rare filter."""
+    started = time.perf_counter()
+    exact_all, exact_rare = exact_neighbours(url, dims, queries)
+    exact_seconds = time.perf_counter() - started
+    out = []
+    with connect(url, autocommit=True) as conn:
+        for filtered, exact in ((False, exact_all), (True, exact_rare)):
+            for ef in ef_values:
+                hits, times = [], []
+                for q, truth in zip(queries, exact, strict=True):
+                    t0 = time.perf_counter()
+                    rows = retrieval_repo.match_documents(
+                        conn,
+                        query_embedding=q.vector,
+                        match_count=10,
+                        min_similarity=-1.0,
+                        filter=RARE_FILTER if filtered else {},
+                        embedding_model=model,
+                        ef_search=ef,
+                    )
+                    times.append((time.perf_counter() - t0) * 1000)
+                    hits.append(len({r["id"] for r in rows} & set(truth)) / len(truth))
+                out.append(
+                    {
+                        "filter": "bucket=rare" if filtered else None,
+                        "ef_search": ef,
+                        "recall@10": round(float(np.mean(hits)), 4),
+                        "min_recall": round(min(hits), 2),
+                        "mean_ms": round(float(np.mean(times)), 2),
+                        "queries": len(hits),
+                    }
+                )
+    out.append({"exact_search_seconds": round(exact_seconds, 2)})
+    return out

@@ -1,0 +1,301 @@
+"""Markdown for one size of the latency benchmark (bench/latency.py writes the JSON it renders)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.common import markdown_table
+
+TARGETS = {"hybrid_search_p95_ms": 20.0, "search_http_p95_ms": 60.0, "qps_ratio_8_vs_1": 1.7}
+
+
+def mib(n: int | None) -> str:
+    return "" if n is None else f"{n / 2**20:,.1f}"
+
+
+def cell(report: dict[str, Any], case: str, filtered: bool, concurrency: int) -> dict[str, Any] | None:
+    want = "bucket=rare" if filtered else None
+    return next(
+        (
+            c
+            for c in report["cells"]
+            if c["case"] == case and c["filter"] == want and c["concurrency"] == concurrency
+        ),
+        None,
+    )
+
+
+def ratios(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """QPS at concurrency 8 (and 32) over QPS at 1, per case and filter."""
+    out = []
+    for case in dict.fromkeys(c["case"] for c in report["cells"]):
+        for filtered in (False, True):
+            one = cell(report, case, filtered, 1)
+            if not one or not one["qps"]:
+                continue
+            row = {"case": case, "filter": "bucket=rare" if filtered else None, "qps_1": one["qps"]}
+            for n in (8, 32):
+                other = cell(report, case, filtered, n)
+                row[f"qps_{n}"] = other["qps"] if other else None
+                row[f"ratio_{n}"] = round(other["qps"] / one["qps"], 2) if other and other["qps"] else None
+            out.append(row)
+    return out
+
+
+def verdicts(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    hs = cell(report, "hybrid_search", False, 1)
+    http = cell(report, "POST /search", False, 1)
+    rows = []
+    if hs:
+        rows.append(
+            (
+                "hybrid_search p95, c=1",
+                f"{hs['p95_ms']} ms",
+                "<= 20 ms",
+                "met" if hs["p95_ms"] <= TARGETS["hybrid_search_p95_ms"] else "missed",
+            )
+        )
+    if http:
+        rows.append(
+            (
+                "POST /search p95, c=1",
+                f"{http['p95_ms']} ms",
+                "<= 60 ms",
+                "met" if http["p95_ms"] <= TARGETS["search_http_p95_ms"] else "missed",
+            )
+        )
+    for r in ratios(report):
+        if r["filter"] is None and r["case"] != "supabase_ref" and r["ratio_8"] is not None:
+            rows.append(
+                (
+                    f"{r['case']} QPS(8)/QPS(1)",
+                    f"{r['ratio_8']}",
+                    ">= 1.7",
+                    "met" if r["ratio_8"] >= TARGETS["qps_ratio_8_vs_1"] else "missed",
+                )
+            )
+    return rows
+
+
+def render(report: dict[str, Any]) -> str:
+    load, size = report["load"], report["size"]
+    parts = [
+        f"# Latency at {size:,} chunks ({report['dims']}-d)",
+        "",
+        f"`{report['command']}` — code {report['code']}, {report['machine']['nproc']} × "
+        f"{report['machine']['cpu']}; "
+        f"PostgreSQL {report['server']['server_version']}, pgvector {report['server']['vector']}, "
+        f"shared_buffers {report['server']['shared_buffers']}, work_mem {report['server']['work_mem']}, "
+        f"JIT available: {report['server']['jit_available']}. Load average during the cells: "
+        f"{report['loadavg']['min']:.2f}–{report['loadavg']['max']:.2f} (1-min).",
+        "",
+        f"Corpus: {report['corpus']['description']}",
+        "",
+        "## Verdict against the targets",
+        "",
+        markdown_table(["what", "measured", "target", ""], verdicts(report), "lrrl"),
+        "",
+        "## Load" + (" (reused database: times from its original load)" if report["reused"] else ""),
+        "",
+        markdown_table(
+            ["step", "seconds"],
+            [
+                (k.removesuffix("_seconds").replace("_", " "), v)
+                for k, v in load.items()
+                if k.endswith("_seconds") and v is not None
+            ]
+            + [
+                (f"supabase_ref {k.removesuffix('_seconds').replace('_', ' ')}", v)
+                for k, v in (report.get("supabase_ref_load") or {}).items()
+            ],
+        ),
+        "",
+        f"Term statistics: `{load['term_stats_mode']}` (triggers "
+        + (
+            "on during COPY; their time is included in copy"
+            if load["term_stats_mode"] == "trigger"
+            else "disabled during COPY, then refresh_term_stats()"
+        )
+        + f"). COPY in statements of {load['batch_chunks']:,} chunks, each with its documents, "
+        f"one transaction "
+        f"each; GIN indexes (fts, metadata) and btrees stay on; the HNSW index was dropped and rebuilt with "
+        f"maintenance_work_mem = {load['maintenance_work_mem']}.",
+        "",
+        "## Sizes (MiB)",
+        "",
+        markdown_table(
+            ["table", "rows", "total", "heap", "TOAST"],
+            [
+                (t["table"], f"{t['rows']:,}", mib(t["total"]), mib(t["heap"]), mib(t["toast"]))
+                for t in report["sizes"]["tables"]
+            ],
+        ),
+        "",
+        markdown_table(["index", "MiB"], [(i["index"], mib(i["bytes"])) for i in report["sizes"]["indexes"]]),
+        "",
+        "## Latency and throughput",
+        "",
+        f"Closed loop, {report['seconds_per_cell']} s or {report['max_queries_per_cell']} queries per cell, "
+        f"{report['query_count']} real questions ({report['query_langs']}) cycled; SQL cells call "
+        f"the product's "
+        "repository functions, one connection per thread; POST /search goes through uvicorn (one process, "
+        "pool of 10 connections) with precomputed query vectors. Filter `bucket=rare` keeps 1% of chunks.",
+        "",
+        markdown_table(
+            ["case", "filter", "conc.", "queries", "QPS", "p50 ms", "p95 ms", "p99 ms", "errors", "load 1m"],
+            [
+                (
+                    c["case"],
+                    c["filter"] or "",
+                    c["concurrency"],
+                    c["queries"],
+                    c["qps"],
+                    c["p50_ms"],
+                    c["p95_ms"],
+                    c["p99_ms"],
+                    c["errors"],
+                    c["loadavg_after"][0],
+                )
+                for c in report["cells"]
+            ],
+            "llrrrrrrrr",
+        ),
+        "",
+        markdown_table(
+            ["case", "filter", "QPS c=1", "QPS c=8", "c=8 / c=1", "QPS c=32", "c=32 / c=1"],
+            [
+                (
+                    r["case"],
+                    r["filter"] or "",
+                    r["qps_1"],
+                    r["qps_8"],
+                    r["ratio_8"],
+                    r["qps_32"],
+                    r["ratio_32"],
+                )
+                for r in ratios(report)
+            ],
+            "llrrrrr",
+        ),
+        "",
+        *stage_section(report),
+        *supabase_section(report),
+        *embedding_section(report),
+        *explain_section(report),
+        *recall_section(report),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def stage_section(report: dict[str, Any]) -> list[str]:
+    rows = [c for c in report["cells"] if c.get("server_stage_p50_ms")]
+    if not rows:
+        return []
+    keys = list(dict.fromkeys(k for c in rows for k in c["server_stage_p50_ms"]))
+    return [
+        "Where POST /search spends its time, by the medians of the stage times its diagnostics report "
+        "(the rest of the client-side latency is HTTP, JSON and waiting for a thread or a pooled "
+        "connection):",
+        "",
+        markdown_table(
+            ["filter", "conc.", "client p50", *keys],
+            [
+                (
+                    c["filter"] or "",
+                    c["concurrency"],
+                    c["p50_ms"],
+                    *(c["server_stage_p50_ms"].get(k, "") for k in keys),
+                )
+                for c in rows
+            ],
+            "lr" + "r" * (len(keys) + 1),
+        ),
+        "",
+    ]
+
+
+def supabase_section(report: dict[str, Any]) -> list[str]:
+    ref, ours = cell(report, "supabase_ref", False, 1), cell(report, "hybrid_search", False, 1)
+    if not ref or not ours:
+        return []
+    rows = [
+        (m, ours[k], ref[k], round(ours[k] / ref[k], 2) if ref[k] else "")
+        for m, k in (("p50 ms", "p50_ms"), ("p95 ms", "p95_ms"), ("p99 ms", "p99_ms"), ("QPS", "qps"))
+    ]
+    return [
+        "## Against the Supabase guide's hybrid_search (concurrency 1, no filter)",
+        "",
+        "Same rows and vectors in schema supabase_ref (english tsvector of title + content, HNSW "
+        "vector_ip_ops), called with the raw question and match_count 15 as bench/supabase_ref.py does.",
+        "",
+        markdown_table(["", "ours", "guide", "ours / guide"], rows),
+        "",
+    ]
+
+
+def embedding_section(report: dict[str, Any]) -> list[str]:
+    e = report.get("query_embedding")
+    if not e:
+        return []
+    return [
+        "## Query embedding (excluded above)",
+        "",
+        f"{e['model']}: model load {e['load_seconds']} s, then {e['queries']} queries one at a time: "
+        f"p50 {e['p50_ms']} ms, p95 {e['p95_ms']} ms, mean {e['mean_ms']} ms.",
+        "",
+    ]
+
+
+def explain_section(report: dict[str, Any]) -> list[str]:
+    out = ["## EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement", ""]
+    for p in report.get("explain", []):
+        out += [
+            f"**{p['label']}** — `{p['query']}` → `{p['query_text']}`, filter {p['filter'] or '{}'}; "
+            f"planning {p['planning_ms']} ms, execution {p['execution_ms']} ms; before it, "
+            f"assert_embedding_space {p['assert_embedding_space_ms']} ms and the term statistics "
+            f"{p['term_statistics_ms']} ms; same rows as hybrid_search(): {p['same_rows_as_hybrid_search']}; "
+            f"plan in `bench/results/{p['plan_file']}`.",
+            "",
+            "terms (df, idf, common): "
+            + ", ".join(
+                f"{t['lexeme']} ({t['df']}, {t['idf']}{', common' if t['common'] else ''})"
+                for t in (p["terms"] or [])
+            ),
+            "",
+            markdown_table(
+                ["node (by own time)", "own ms", "total ms", "loops", "rows"],
+                [
+                    (n["node"], n["self_ms"], n["total_ms"], n["loops"], n["rows"])
+                    for n in p["dominant_nodes"]
+                ],
+                "lrrrr",
+            ),
+            "",
+        ]
+    return out
+
+
+def recall_section(report: dict[str, Any]) -> list[str]:
+    rows = [r for r in report.get("recall", []) if "ef_search" in r]
+    if not rows:
+        return []
+    return [
+        "## Recall@10 of match_documents against exact search",
+        "",
+        markdown_table(
+            ["filter", "ef_search", "recall@10", "worst query", "mean ms", "queries"],
+            [
+                (
+                    r["filter"] or "",
+                    r["ef_search"],
+                    r["recall@10"],
+                    r["min_recall"],
+                    r["mean_ms"],
+                    r["queries"],
+                )
+                for r in rows
+            ],
+            "lrrrrr",
+        ),
+        "",
+    ]
