@@ -100,6 +100,7 @@ def knob_table(url: str, queries: list[Query], model: str) -> tuple[list[dict[st
 def variant_table(url: str, dims: int, queries: list[Query], model: str) -> list[dict[str, Any]]:
     out = []
     with connect(url, autocommit=True) as conn:
+        conn.prepare_threshold = None  # our own PREPARE/DEALLOCATE must not meet psycopg's
         shipped = conn.execute("select public.hybrid_search_query(%s)", (dims,)).fetchone()[0]
         single = PER_TERM_SCORE.sub("ts_rank(c.fts, $2)", shipped)
         conn.execute("set hnsw.iterative_scan = relaxed_order")
@@ -134,7 +135,6 @@ def variant_table(url: str, dims: int, queries: list[Query], model: str) -> list
                 if text is single and single == shipped:
                     continue  # the statement changed shape; this variant no longer applies
                 conn.execute("select set_config('enable_seqscan', %s, false)", (seqscan,))
-                conn.execute("deallocate all")
                 conn.execute(sql.SQL("prepare hs ({}) as {}").format(sql.SQL(PARAM_TYPES), sql.SQL(text)))
                 cur = psycopg.ClientCursor(conn)
                 runs = [
@@ -142,6 +142,7 @@ def variant_table(url: str, dims: int, queries: list[Query], model: str) -> list
                     for _ in range(3)
                 ]
                 row[label] = round(float(np.median([r["Execution Time"] for r in runs])), 1)
+                conn.execute("deallocate hs")
             conn.execute("reset enable_seqscan")
             out.append(row)
             log(f"  {json.dumps(row, ensure_ascii=False)}")

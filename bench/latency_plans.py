@@ -74,6 +74,7 @@ def explain_hybrid(
     leg = settings.rag_candidate_count or max(match_count * 4, 40)
     filt = RARE_FILTER if filtered else {}
     with connect(url, autocommit=True) as conn:
+        conn.prepare_threshold = None  # our own PREPARE/DEALLOCATE must not meet psycopg's
         pre = {
             "assert_embedding_space_ms": _exec_ms(
                 conn, "select public.assert_embedding_space(%s, %s)", (dims, model)
