@@ -9,6 +9,13 @@ from bench.common import markdown_table
 TARGETS = {"hybrid_search_p95_ms": 20.0, "search_http_p95_ms": 60.0, "qps_ratio_8_vs_1": 1.7}
 
 
+RATIO_KEYS = ("qps_8", "ratio_8", "qps_32", "ratio_32")
+
+
+def blank(v: Any) -> Any:
+    return "" if v is None else v
+
+
 def mib(n: int | None) -> str:
     return "" if n is None else f"{n / 2**20:,.1f}"
 
@@ -126,7 +133,13 @@ def render(report: dict[str, Any]) -> str:
         markdown_table(
             ["table", "rows", "total", "heap", "TOAST"],
             [
-                (t["table"], f"{t['rows']:,}", mib(t["total"]), mib(t["heap"]), mib(t["toast"]))
+                (
+                    t["table"],
+                    f"{t['rows']:,}" if t["rows"] >= 0 else "",
+                    mib(t["total"]),
+                    mib(t["heap"]),
+                    mib(t["toast"]),
+                )
                 for t in report["sizes"]["tables"]
             ],
         ),
@@ -164,16 +177,9 @@ def render(report: dict[str, Any]) -> str:
         markdown_table(
             ["case", "filter", "QPS c=1", "QPS c=8", "c=8 / c=1", "QPS c=32", "c=32 / c=1"],
             [
-                (
-                    r["case"],
-                    r["filter"] or "",
-                    r["qps_1"],
-                    r["qps_8"],
-                    r["ratio_8"],
-                    r["qps_32"],
-                    r["ratio_32"],
-                )
+                (r["case"], r["filter"] or "", r["qps_1"], *(blank(r[k]) for k in RATIO_KEYS))
                 for r in ratios(report)
+                if r["qps_8"] is not None or r["qps_32"] is not None  # the c=1-only reference has no ratio
             ],
             "llrrrrr",
         ),
