@@ -153,21 +153,7 @@ def database_path(docs: list[LoadedDocument], settings: Settings, kind: str, dat
             for p in prepared
         ]
         conn.commit()
-        rows = [
-            [
-                documents_repo.ChunkRow(
-                    c.chunk.position,
-                    c.chunk.content,
-                    c.chunk.heading_path,
-                    c.content_hash,
-                    c.tokens,
-                    vectors[c.embed_hash],
-                    c.metadata,
-                )
-                for c in p.chunks
-            ]
-            for p in prepared
-        ]
+        rows = [p.chunk_rows(vectors) for p in prepared]
         started = time.perf_counter()
         with conn.transaction():
             for doc_id, chunk_rows in zip(ids, rows, strict=True):

@@ -43,31 +43,28 @@ def test_upgrade_on_empty_database_then_rerun_is_a_noop(fresh_database):
     assert set(USER_TABLES) <= tables
 
 
+def run_alembic_upgrade(url: str) -> subprocess.CompletedProcess[str]:
+    """`alembic upgrade head` as a user runs it, against `url`."""
+    return subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_alembic_cli_produces_exactly_what_the_plain_sql_files_produce(fresh_database):
     plain_url, alembic_url = fresh_database(), fresh_database()
     with psycopg.connect(plain_url, autocommit=True) as conn:
         for path in migrations.migration_files():  # what `supabase db push` does: each file, in order
             conn.execute(path.read_text(encoding="utf-8"))
 
-    env = {**os.environ, "DATABASE_URL": alembic_url}
-    result = subprocess.run(
-        [sys.executable, "-m", "alembic", "upgrade", "head"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_alembic_upgrade(alembic_url)
     assert result.returncode == 0, result.stderr
     assert snapshot(alembic_url) == snapshot(plain_url)
-    again = subprocess.run(
-        [sys.executable, "-m", "alembic", "upgrade", "head"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = run_alembic_upgrade(alembic_url)
     assert again.returncode == 0, again.stderr
     assert "Running upgrade" not in again.stderr
 

@@ -85,6 +85,21 @@ class _PreparedDocument:
     metadata: dict[str, Any]
     chunks: list[_PreparedChunk]
 
+    def chunk_rows(self, vectors: dict[str, np.ndarray]) -> list[documents_repo.ChunkRow]:
+        """The rows replace_chunks writes, with each chunk's vector looked up by its embed hash."""
+        return [
+            documents_repo.ChunkRow(
+                c.chunk.position,
+                c.chunk.content,
+                c.chunk.heading_path,
+                c.content_hash,
+                c.tokens,
+                vectors[c.embed_hash],
+                c.metadata,
+            )
+            for c in self.chunks
+        ]
+
 
 ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
 
@@ -273,18 +288,7 @@ class IngestionService:
                     content_hash=doc.content_hash,
                     metadata=doc.metadata,
                 )
-                rows = [
-                    documents_repo.ChunkRow(
-                        c.chunk.position,
-                        c.chunk.content,
-                        c.chunk.heading_path,
-                        c.content_hash,
-                        c.tokens,
-                        vectors[c.embed_hash],
-                        c.metadata,
-                    )
-                    for c in doc.chunks
-                ]
+                rows = doc.chunk_rows(vectors)
                 documents_repo.replace_chunks(
                     conn, document_id=doc_id, owner_id=owner_id, embedding_model=model, chunks=rows
                 )
