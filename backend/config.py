@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     rag_full_text_weight: float = 1.0
     rag_semantic_weight: float = 1.0
     rag_hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    rag_hnsw_filtered_ef_search: int = Field(
+        default=200, ge=1, le=1000, description="hnsw.ef_search when a metadata filter is given."
+    )
     rag_candidate_count: int | None = Field(
         default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
     )

@@ -170,6 +170,7 @@ def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bo
                     embedding_model=model,
                     candidate_count=settings.rag_candidate_count,
                     ef_search=settings.rag_hnsw_ef_search,
+                    filtered_ef_search=settings.rag_hnsw_filtered_ef_search,
                 )
         else:
 
@@ -182,6 +183,7 @@ def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bo
                     filter=filt,
                     embedding_model=model,
                     ef_search=settings.rag_hnsw_ef_search,
+                    filtered_ef_search=settings.rag_hnsw_filtered_ef_search,
                 )
 
         return run, conn.close

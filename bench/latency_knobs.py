@@ -106,8 +106,8 @@ def variant_table(url: str, dims: int, queries: list[Query], model: str) -> list
         conn.execute("set hnsw.iterative_scan = relaxed_order")
         conn.execute("set hnsw.ef_search = 100")
         for q in queries:
-            terms, idfs, match, _n, avg_length, _detail = conn.execute(
-                TERMS_SQL, {"query_text": q.terms, "ratio": 0.1, "min_df": 5000}
+            terms, idfs, match, avg_length, _detail = conn.execute(
+                TERMS_SQL, {"query_text": q.terms}
             ).fetchone()
             params = (
                 vector_literal(q.vector),

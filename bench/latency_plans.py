@@ -1,9 +1,9 @@
 """EXPLAIN (ANALYZE, BUFFERS) of the exact statement hybrid_search runs, and recall@10 of the vector leg.
 
-hybrid_search (sql/hybrid_search.sql) first derives, from term_stats and corpus_stats, one tsquery
-and one idf per query term, the GIN match query (the uncommon terms) and the average chunk length;
-TERMS_SQL repeats that derivation statement for statement, and each plan is checked against the
-function: the prepared statement must return the rows hybrid_search returns.
+hybrid_search (sql/hybrid_search.sql) first derives, with hybrid_search_terms(), one tsquery and one
+idf per query term, the GIN match query (the rarest uncommon terms) and the average chunk length;
+TERMS_SQL calls that same function, and each plan is checked against hybrid_search: the prepared
+statement must return the rows hybrid_search returns.
 """
 
 from __future__ import annotations
@@ -24,33 +24,11 @@ from backend.db.repositories import retrieval as retrieval_repo
 from bench.latency_cells import RARE_FILTER
 from bench.synthetic import Query
 
-# The DECLARE/SELECT INTO block of hybrid_search, as one statement.
+# What hybrid_search derives from the query before its statement runs ($12, $13, $2, $15), with
+# hybrid_search's defaults for the knobs; the same SQL function the function itself calls.
 TERMS_SQL = """
-with stats as (
-    select coalesce(max(cs.nchunks), 0)::double precision as n_chunks,
-           coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1) as avg_length
-    from public.corpus_stats cs
-),
-terms as (
-    select t.lexeme, coalesce(ts.ndoc, 0) as df
-    from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, %(query_text)s))) as t(lexeme)
-    left join public.term_stats ts on ts.lexeme = t.lexeme
-),
-weighted as (
-    select t.lexeme, t.df,
-           ln(1 + (greatest(s.n_chunks - t.df, 0) + 0.5) / (t.df + 0.5)) as idf,
-           t.df > greatest(%(ratio)s * s.n_chunks, %(min_df)s) as common,
-           row_number() over (order by t.df, t.lexeme) as rarity
-    from terms t, stats s
-)
-select array_agg(public.lexemes_tsquery(array[w.lexeme]) order by w.lexeme)::text[],
-       array_agg(w.idf order by w.lexeme),
-       public.lexemes_tsquery(coalesce(array_agg(w.lexeme) filter (where not w.common),
-                                       array_agg(w.lexeme) filter (where w.rarity <= 2)))::text,
-       (select n_chunks from stats), (select avg_length from stats),
-       json_agg(json_build_object('lexeme', w.lexeme, 'df', w.df, 'idf', round(w.idf::numeric, 3),
-                                  'common', w.common) order by w.df desc)
-from weighted w
+select t.term_queries::text[], t.term_idfs, t.match_query::text, t.avg_length, t.terms
+from public.hybrid_search_terms(%(query_text)s) t
 """
 PARAM_TYPES = (
     "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
@@ -81,7 +59,7 @@ def explain_hybrid(
             ),
             "term_statistics_ms": _exec_ms(conn, TERMS_SQL, _terms_params(q.terms)),
         }
-        terms, idfs, match, _n, avg_length, detail = conn.execute(
+        terms, idfs, match, avg_length, detail = conn.execute(
             TERMS_SQL, _terms_params(q.terms)
         ).fetchone()
         conn.execute("set hnsw.iterative_scan = relaxed_order")
@@ -124,6 +102,7 @@ def explain_hybrid(
                 embedding_model=model,
                 candidate_count=settings.rag_candidate_count,
                 ef_search=settings.rag_hnsw_ef_search,
+                filtered_ef_search=settings.rag_hnsw_filtered_ef_search,
             )
         ]
         plan_text = "\n".join(r[0] for r in cur.execute("explain (analyze, buffers) " + EXECUTE, params))
@@ -152,8 +131,7 @@ def explain_hybrid(
 
 
 def _terms_params(query_text: str) -> dict[str, Any]:
-    # hybrid_search's defaults for common_term_ratio and common_term_min_df
-    return {"query_text": query_text, "ratio": 0.1, "min_df": 5000}
+    return {"query_text": query_text}
 
 
 def _exec_ms(conn: psycopg.Connection, query: str, params: Any) -> float:
@@ -261,6 +239,7 @@ def recall_at_10(
                         filter=RARE_FILTER if filtered else {},
                         embedding_model=model,
                         ef_search=ef,
+                        filtered_ef_search=ef,
                     )
                     times.append((time.perf_counter() - t0) * 1000)
                     hits.append(len({r["id"] for r in rows} & set(truth)) / len(truth))

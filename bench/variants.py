@@ -105,6 +105,7 @@ def build_runners(
                 embedding_model=model if semantic else None,
                 candidate_count=None,
                 ef_search=s.rag_hnsw_ef_search,
+                filtered_ef_search=s.rag_hnsw_filtered_ef_search,
             )
 
     def hybrid_norerank(query: str, vector: np.ndarray) -> list[str]:
@@ -125,6 +126,7 @@ def build_runners(
                 filter={},
                 embedding_model=model,
                 ef_search=s.rag_hnsw_ef_search,
+                filtered_ef_search=s.rag_hnsw_filtered_ef_search,
             )
         return [r["external_id"] for r in rows]
 

@@ -20,6 +20,8 @@ as $fn$
         with full_text as (
             -- BM25-style: the sum over query terms of idf * ts_rank(fts, term), divided by the
             -- pivoted length norm 1 - b + b * length / average length.
+            -- fts is stored in the heap row (migration 010, storage main), so reading it once per
+            -- term costs no TOAST fetch.
             select c.id,
                    (select sum(w.idf * ts_rank(c.fts, w.q))
                     from unnest($12::tsquery[], $13::float8[]) as w(q, idf))
@@ -69,6 +71,74 @@ as $fn$
     $q$, dims);
 $fn$;
 
+-- hybrid_search_terms(query_text, common_term_ratio, common_term_min_df, match_df_budget)
+--     -> (term_queries, term_idfs, match_query, avg_length, terms)
+--
+-- What hybrid_search's full-text leg does with a query, before it runs: one tsquery and one idf per
+-- distinct query term ($12, $13 of hybrid_search_query), the OR tsquery the GIN index matches ($2:
+-- the uncommon terms, rarest first while their document frequencies add up to at most
+-- match_df_budget, always the rarest one; the two rarest when every term is common), the average
+-- chunk length in lexemes ($15), and per term {lexeme, df, idf, common, matched} for reading a plan.
+--   select * from hybrid_search_terms('袋鼠 澳洲 动物');
+-- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats.
+create or replace function public.hybrid_search_terms(
+    query_text text,
+    common_term_ratio double precision default 0.1,
+    common_term_min_df integer default 5000,
+    match_df_budget integer default 2000
+)
+returns table (
+    term_queries tsquery[],
+    term_idfs double precision[],
+    match_query tsquery,
+    avg_length double precision,
+    terms jsonb
+)
+language sql
+stable
+parallel safe
+set search_path = public, pg_temp
+as $$
+    with stats as (
+        select coalesce(max(cs.nchunks), 0)::double precision as n_chunks,
+               coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1)
+                   as avg_length
+        from public.corpus_stats cs
+    ),
+    terms as (
+        select t.lexeme, coalesce(ts.ndoc, 0) as df
+        from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
+                 as t(lexeme)
+        left join public.term_stats ts on ts.lexeme = t.lexeme
+    ),
+    weighted as (
+        select t.lexeme, t.df,
+               ln(1 + (greatest(s.n_chunks - t.df, 0) + 0.5) / (t.df + 0.5)) as idf,
+               t.df > greatest(common_term_ratio * s.n_chunks, common_term_min_df) as common,
+               row_number() over (order by t.df, t.lexeme) as rarity,
+               sum(t.df) over (order by t.df, t.lexeme) as cumulative_df
+        from terms t, stats s
+    ),
+    matched as (
+        select w.*,
+               not w.common and (w.cumulative_df <= match_df_budget or w.rarity = 1) as in_match
+        from weighted w
+    ),
+    chosen as (
+        -- every term common: match on the two rarest
+        select m.*, m.in_match or (not bool_or(m.in_match) over () and m.rarity <= 2) as matches
+        from matched m
+    )
+    select array_agg(public.lexemes_tsquery(array[c.lexeme]) order by c.lexeme),
+           array_agg(c.idf order by c.lexeme),
+           public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.matches)),
+           (select s.avg_length from stats s),
+           coalesce(jsonb_agg(jsonb_build_object('lexeme', c.lexeme, 'df', c.df,
+                                                 'idf', round(c.idf::numeric, 3), 'common', c.common,
+                                                 'matched', c.matches) order by c.rarity), '[]'::jsonb)
+    from chosen c
+$$;
+
 -- hybrid_search(query_text, query_embedding, match_count, full_text_weight, semantic_weight,
 --               rrf_k, filter, ...) -> chunk rows fused by Reciprocal Rank Fusion
 --
@@ -101,6 +171,8 @@ $fn$;
 --                          clear error when the corpus was embedded by another one.
 --   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40).
 --   ef_search              hnsw.ef_search for this call.
+--   filtered_ef_search     hnsw.ef_search when filter is not empty (a selective filter needs a wider
+--                          beam to keep recall; see match_documents).
 --   common_term_ratio, common_term_min_df
 --                          a term in more chunks than both is too common to drive the GIN match.
 --   length_norm            b of the length normalisation (0 = none, 1 = full).
@@ -123,6 +195,10 @@ drop function if exists public.hybrid_search(
     text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer,
     double precision, integer, double precision, integer
 );
+drop function if exists public.hybrid_search(
+    text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer,
+    double precision, integer, double precision, integer, integer
+);
 
 create or replace function public.hybrid_search(
     query_text text,
@@ -138,7 +214,8 @@ create or replace function public.hybrid_search(
     common_term_ratio double precision default 0.1,
     common_term_min_df integer default 5000,
     length_norm double precision default 0.5,
-    match_df_budget integer default 2000
+    match_df_budget integer default 2000,
+    filtered_ef_search integer default 200
 )
 returns table (
     id bigint,
@@ -169,7 +246,6 @@ declare
     leg_count integer := coalesce(candidate_count, greatest(match_count * 4, 40));
     use_vector boolean := query_embedding is not null and semantic_weight > 0;
     use_text boolean := false;
-    n_chunks double precision := 0;
     avg_length double precision := 1;
     term_queries tsquery[];
     term_idfs double precision[];
@@ -197,39 +273,18 @@ begin
     end if;
 
     if full_text_weight > 0 and coalesce(query_text, '') <> '' then
-        select coalesce(max(cs.nchunks), 0),
-               coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1)
-        into n_chunks, avg_length
-        from public.corpus_stats cs;
-        with terms as (
-            select t.lexeme, coalesce(ts.ndoc, 0) as df
-            from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, query_text))) as t(lexeme)
-            left join public.term_stats ts on ts.lexeme = t.lexeme
-        ),
-        weighted as (
-            select t.lexeme,
-                   ln(1 + (greatest(n_chunks - t.df, 0) + 0.5) / (t.df + 0.5)) as idf,
-                   t.df > greatest(common_term_ratio * n_chunks, common_term_min_df) as common,
-                   row_number() over (order by t.df, t.lexeme) as rarity,
-                   sum(t.df) over (order by t.df, t.lexeme) as cumulative_df
-            from terms t
-        )
-        select array_agg(public.lexemes_tsquery(array[w.lexeme]) order by w.lexeme),
-               array_agg(w.idf order by w.lexeme),
-               -- Match on the uncommon terms, rarest first while their postings total at most
-               -- match_df_budget rows; always on the rarest term (or two, if every term is common).
-               public.lexemes_tsquery(coalesce(
-                   array_agg(w.lexeme) filter (
-                       where not w.common and (w.cumulative_df <= match_df_budget or w.rarity = 1)),
-                   array_agg(w.lexeme) filter (where w.rarity <= 2)))
-        into term_queries, term_idfs, match_query
-        from weighted w;
+        select t.term_queries, t.term_idfs, t.match_query, t.avg_length
+        into term_queries, term_idfs, match_query, avg_length
+        from public.hybrid_search_terms(query_text, common_term_ratio, common_term_min_df,
+                                        match_df_budget) t;
         use_text := match_query is not null;
     end if;
     if not use_text and not use_vector then
         return;
     end if;
-    perform set_config('hnsw.ef_search', greatest(ef_search, leg_count)::text, true);
+    perform set_config('hnsw.ef_search', greatest(
+        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb then ef_search else filtered_ef_search end,
+        leg_count)::text, true);
 
     return query execute public.hybrid_search_query(coalesce(dims, 1))
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),

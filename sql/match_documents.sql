@@ -53,6 +53,10 @@ $fn$;
 --   query_embedding_model  when given, only chunks embedded by this model are searched and a
 --                          corpus embedded by another model raises an error (never a silent mix).
 --   ef_search              hnsw.ef_search for this call: higher = better recall, slower.
+--   filtered_ef_search     hnsw.ef_search when filter is not empty. A selective filter leaves few
+--                          matching chunks in the graph neighbourhood the beam explores: at 100k
+--                          chunks with a 1% filter, recall@10 is 0.83 at ef_search 100 and 1.00 at
+--                          200 (bench/latency).
 --
 -- A selective filter does not starve the result: hnsw.iterative_scan (relaxed_order) keeps
 -- scanning the index until match_count rows pass the filter (bounded by hnsw.max_scan_tuples).
@@ -61,6 +65,9 @@ $fn$;
 -- by match_documents_query(dims); PREPARE that text and EXPLAIN ANALYZE EXECUTE it (sql/README.md).
 -- A changed result row cannot be replaced in place: drop, then create.
 drop function if exists public.match_documents(vector, integer, double precision, jsonb, text, integer);
+drop function if exists public.match_documents(
+    vector, integer, double precision, jsonb, text, integer, integer
+);
 
 create or replace function public.match_documents(
     query_embedding vector,
@@ -68,7 +75,8 @@ create or replace function public.match_documents(
     min_similarity double precision default 0.0,
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
-    ef_search integer default 100
+    ef_search integer default 100,
+    filtered_ef_search integer default 200
 )
 returns table (
     id bigint,
@@ -100,7 +108,9 @@ begin
     if not public.assert_embedding_space(dims, query_embedding_model) then
         return;
     end if;
-    perform set_config('hnsw.ef_search', greatest(ef_search, match_count)::text, true);
+    perform set_config('hnsw.ef_search', greatest(
+        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb then ef_search else filtered_ef_search end,
+        match_count)::text, true);
 
     return query execute public.match_documents_query(dims)
     using query_embedding, match_count, coalesce(filter, '{}'::jsonb), query_embedding_model, min_similarity;

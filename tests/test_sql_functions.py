@@ -306,3 +306,31 @@ def test_very_common_terms_do_not_drive_the_match_on_large_corpora(db):
         "common_term_ratio => 0.5, common_term_min_df => 2)"
     ).fetchone()
     assert only_common == (10,)  # all terms common: the rarest still match
+
+
+def test_the_full_text_match_takes_the_rarest_terms_within_the_df_budget(db):
+    doc = insert_document(db)
+    for i in range(10):  # "甲" in 1 chunk, "乙" in 3, "丙" in 6
+        tokens = " ".join(t for t, n in (("甲", 1), ("乙", 3), ("丙", 6)) if i < n) + f" 编号{i}"
+        insert_chunk(db, doc, tokens, axis(2), position=i, tokens=tokens)
+    terms = db.execute(
+        "select terms, match_query::text from hybrid_search_terms('甲 乙 丙', match_df_budget => 4)"
+    ).fetchone()
+    assert [(t["lexeme"], t["df"], t["matched"]) for t in terms[0]] == [
+        ("甲", 1, True),
+        ("乙", 3, True),
+        ("丙", 6, False),
+    ]
+    assert terms[1] == "'乙' | '甲'"
+
+    def matched(budget: int) -> list[int]:
+        rows = db.execute(
+            "select position from hybrid_search('甲 乙 丙', null, 10, semantic_weight => 0, "
+            "match_df_budget => %s) order by position",
+            (budget,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    assert matched(2000) == list(range(6))  # small corpus: every term matches
+    assert matched(4) == [0, 1, 2]  # "丙" only scores the rows "甲" or "乙" matched
+    assert matched(0) == [0]  # the rarest term always matches

@@ -229,6 +229,7 @@ class RetrievalService:
                 filter=filters,
                 embedding_model=self.embedder.model_id,
                 ef_search=s.rag_hnsw_ef_search,
+                filtered_ef_search=s.rag_hnsw_filtered_ef_search,
             )
         return retrieval_repo.hybrid_search(
             conn,
@@ -242,6 +243,7 @@ class RetrievalService:
             embedding_model=self.embedder.model_id if embedding is not None else None,
             candidate_count=s.rag_candidate_count,
             ef_search=s.rag_hnsw_ef_search,
+            filtered_ef_search=s.rag_hnsw_filtered_ef_search,
         )
 
     def _similarity_source(self, mode: Mode) -> str:

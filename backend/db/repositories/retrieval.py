@@ -25,6 +25,7 @@ def hybrid_search(
     embedding_model: str | None,
     candidate_count: int | None,
     ef_search: int,
+    filtered_ef_search: int,
 ) -> list[dict[str, Any]]:
     """Stage 1 prefetch: public.hybrid_search (full-text OR + HNSW, fused by RRF)."""
     return _call(
@@ -35,7 +36,7 @@ def hybrid_search(
             match_count => %(match_count)s, full_text_weight => %(full_text_weight)s,
             semantic_weight => %(semantic_weight)s, rrf_k => %(rrf_k)s, filter => %(filter)s,
             query_embedding_model => %(embedding_model)s, candidate_count => %(candidate_count)s,
-            ef_search => %(ef_search)s)
+            ef_search => %(ef_search)s, filtered_ef_search => %(filtered_ef_search)s)
         """,
         {
             "query_text": query_text,
@@ -48,6 +49,7 @@ def hybrid_search(
             "embedding_model": embedding_model,
             "candidate_count": candidate_count,
             "ef_search": ef_search,
+            "filtered_ef_search": filtered_ef_search,
         },
     )
 
@@ -61,6 +63,7 @@ def match_documents(
     filter: dict[str, Any],
     embedding_model: str | None,
     ef_search: int,
+    filtered_ef_search: int,
 ) -> list[dict[str, Any]]:
     """Vector-only prefetch: public.match_documents (cosine, min_similarity floor)."""
     return _call(
@@ -69,7 +72,8 @@ def match_documents(
         select * from match_documents(
             query_embedding => %(query_embedding)s, match_count => %(match_count)s,
             min_similarity => %(min_similarity)s, filter => %(filter)s,
-            query_embedding_model => %(embedding_model)s, ef_search => %(ef_search)s)
+            query_embedding_model => %(embedding_model)s, ef_search => %(ef_search)s,
+            filtered_ef_search => %(filtered_ef_search)s)
         """,
         {
             "query_embedding": query_embedding,
@@ -78,6 +82,7 @@ def match_documents(
             "filter": Jsonb(filter),
             "embedding_model": embedding_model,
             "ef_search": ef_search,
+            "filtered_ef_search": filtered_ef_search,
         },
     )
 
