@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast lint bench bench-quality bench-ingest bench-latency clean-data
+.PHONY: install run test test-fast lint bench bench-quality bench-ingest bench-latency bench-soak clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ bench: bench-quality bench-ingest
 
 bench-latency: install
 	$(BIN)/python -m bench.latency --sizes 10000 100000
+
+## bench-soak: the API server under 10 minutes of mixed load; its RSS curve and PostgreSQL connections
+bench-soak: install
+	$(BIN)/python -m bench.soak --minutes 10 --concurrency 4
 
 bench-quality: install
 	$(BIN)/python -m bench.quality --all

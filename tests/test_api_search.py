@@ -131,3 +131,22 @@ def test_query_with_another_embedding_model_is_a_409_saying_how_to_reembed(corpu
 )
 def test_dynamic_top_k_edges(scores, kmin, kmax, ratio, expected):
     assert dynamic_top_k(scores, top_k_min=kmin, top_k_max=kmax, drop_ratio=ratio) == expected
+
+
+def test_a_document_deleted_during_a_search_does_not_fail_it(corpus, services, monkeypatch):
+    from backend.db.repositories import retrieval as retrieval_repo
+
+    counts = retrieval_repo.chunk_counts
+
+    def delete_then_count(conn, *, document_ids):
+        with services.pool.connection() as other:  # another request deletes the best document
+            other.execute("delete from documents where external_id = 'kangaroo'")
+        return counts(conn, document_ids=document_ids)
+
+    monkeypatch.setattr(retrieval_repo, "chunk_counts", delete_then_count)
+    response = corpus.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"})
+    assert response.status_code == 200
+    assert response.json()["results"][0]["external_id"] == "kangaroo"  # as of the search's snapshot
+    monkeypatch.setattr(retrieval_repo, "chunk_counts", counts)
+    after = corpus.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
+    assert all(r["external_id"] != "kangaroo" for r in after["results"])

@@ -205,6 +205,9 @@ class RetrievalService:
     ) -> tuple[list[dict[str, Any]], dict[str, int]]:
         """Stage 1 rows, and the chunk count of each document they come from (for confidence)."""
         with self.pool.connection() as conn:
+            # One snapshot for both reads: a document deleted or re-ingested in between must not
+            # leave rows whose document has no chunk count.
+            retrieval_repo.begin_read_snapshot(conn)
             rows = self._prefetch_rows(conn, mode, query_text, embedding, k, filters)
             totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
         return rows, totals
