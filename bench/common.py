@@ -17,10 +17,11 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from psycopg import sql
 
 from backend import PROJECT_ROOT
 from backend.db import migrations
-from backend.db.embedded import start_embedded_server
+from backend.db.embedded import start_embedded_server, stop_embedded_server
 
 DATASETS_DIR = PROJECT_ROOT.parent / "shared" / "datasets"
 BENCH_SERVER_DIR = PROJECT_ROOT / ".data" / "bench-postgres"
@@ -109,6 +110,20 @@ def mean_scores(per_query: Sequence[dict[str, float]]) -> dict[str, float]:
 def with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def tune_bench_server(shared_buffers: str) -> str:
+    """The benchmark server with this shared_buffers (ALTER SYSTEM + restart when it differs)."""
+    server = start_embedded_server(BENCH_SERVER_DIR)
+    with psycopg.connect(server, autocommit=True) as conn:
+        current = conn.execute("select pg_size_bytes(current_setting('shared_buffers'))").fetchone()[0]
+        wanted = conn.execute("select pg_size_bytes(%s)", (shared_buffers,)).fetchone()[0]
+        if current == wanted:
+            return server
+        conn.execute(sql.SQL("alter system set shared_buffers = {}").format(sql.Literal(shared_buffers)))
+    log(f"restarting the benchmark server with shared_buffers = {shared_buffers}")
+    stop_embedded_server(BENCH_SERVER_DIR)
+    return start_embedded_server(BENCH_SERVER_DIR)
 
 
 @contextmanager

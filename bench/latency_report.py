@@ -6,7 +6,12 @@ from typing import Any
 
 from bench.common import markdown_table
 
-TARGETS = {"hybrid_search_p95_ms": 20.0, "search_http_p95_ms": 60.0, "qps_ratio_8_vs_1": 1.7}
+# Issue 6's targets on 2 cores: hybrid_search p95 <= 20 ms at 100k chunks and <= 60 ms at 1M.
+TARGETS = {"search_http_p95_ms": 60.0, "qps_ratio_8_vs_1": 1.7}
+
+
+def hybrid_p95_target(size: int) -> float:
+    return 20.0 if size <= 100_000 else 60.0
 
 
 RATIO_KEYS = ("qps_8", "ratio_8", "qps_32", "ratio_32")
@@ -54,12 +59,13 @@ def verdicts(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     http = cell(report, "POST /search", False, 1)
     rows = []
     if hs:
+        target = hybrid_p95_target(report["size"])
         rows.append(
             (
                 "hybrid_search p95, c=1",
                 f"{hs['p95_ms']} ms",
-                "<= 20 ms",
-                "met" if hs["p95_ms"] <= TARGETS["hybrid_search_p95_ms"] else "missed",
+                f"<= {target:g} ms",
+                "met" if hs["p95_ms"] <= target else "missed",
             )
         )
     if http:

@@ -75,9 +75,10 @@ $fn$;
 --     -> (term_queries, term_idfs, match_query, avg_length, terms)
 --
 -- What hybrid_search's full-text leg does with a query, before it runs: one tsquery and one idf per
--- distinct query term ($12, $13 of hybrid_search_query), the OR tsquery the GIN index matches ($2:
--- the uncommon terms, rarest first while their document frequencies add up to at most
--- match_df_budget, always the rarest one; the two rarest when every term is common), the average
+-- distinct query term ($12, $13 of hybrid_search_query), the tsquery the GIN index matches ($2:
+-- the OR of the uncommon terms, rarest first while their document frequencies add up to at most
+-- match_df_budget; when even the rarest term is in more chunks than the budget, the AND of the two
+-- rarest, so the rows scored stay bounded on any corpus size), the average
 -- chunk length in lexemes ($15), and per term {lexeme, df, idf, common, matched} for reading a plan.
 --   select * from hybrid_search_terms('袋鼠 澳洲 动物');
 -- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats.
@@ -125,13 +126,22 @@ as $$
         from weighted w
     ),
     chosen as (
-        -- every term common: match on the two rarest
-        select m.*, m.in_match or (not bool_or(m.in_match) over () and m.rarity <= 2) as matches
+        -- Even the rarest term is in more chunks than the budget: match the chunks that contain
+        -- both of the two rarest terms. Otherwise, if every term is common, the two rarest match.
+        select m.*,
+               min(m.df) over () > match_df_budget as conjunctive,
+               case when min(m.df) over () > match_df_budget then m.rarity <= 2
+                    else m.in_match or (not bool_or(m.in_match) over () and m.rarity <= 2)
+               end as matches
         from matched m
     )
     select array_agg(public.lexemes_tsquery(array[c.lexeme]) order by c.lexeme),
            array_agg(c.idf order by c.lexeme),
-           public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.matches)),
+           case when bool_and(c.conjunctive) and count(*) >= 2
+                then public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.rarity = 1))
+                     && public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.rarity = 2))
+                else public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.matches))
+           end,
            (select s.avg_length from stats s),
            coalesce(jsonb_agg(jsonb_build_object('lexeme', c.lexeme, 'df', c.df,
                                                  'idf', round(c.idf::numeric, 3), 'common', c.common,
@@ -177,8 +187,9 @@ $$;
 --                          a term in more chunks than both is too common to drive the GIN match.
 --   length_norm            b of the length normalisation (0 = none, 1 = full).
 --   match_df_budget        the match uses the rarest terms while their document frequencies add up
---                          to at most this (the rarest one always): it bounds the rows the leg scores
---                          on large corpora (bench/latency) and changes nothing on small ones.
+--                          to at most this; when the rarest alone exceeds it, the chunks containing
+--                          both of the two rarest terms. It bounds the rows the leg scores on large
+--                          corpora (bench/latency) and changes nothing on small ones.
 --
 -- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims); PREPARE that text
 -- and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
