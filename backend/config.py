@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     max_document_chars: int = Field(default=2_000_000, ge=1)
     max_request_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     ingest_embed_batch_size: int = Field(default=64, ge=1)
+    ingest_bulk_maintenance_work_mem: str = Field(
+        default="1GB", description="maintenance_work_mem for the index rebuilds of `ingest --bulk`."
+    )
+    ingest_bulk_parallel_workers: int = Field(
+        default=2, ge=0, le=64, description="max_parallel_maintenance_workers for those rebuilds."
+    )
 
     # --- evidence budgets, gap supplement, confidence (seeds: evidence-retention, overall-score-confidence)
     local_top_k: int | None = Field(default=None, ge=1, le=100, description="None: rag_top_k_max.")

@@ -334,8 +334,7 @@ def test_the_full_text_match_takes_the_rarest_terms_within_the_df_budget(db):
     assert matched(2000) == list(range(6))  # small corpus: every term matches
     assert matched(4) == [0, 1, 2]  # "丙" only scores the rows "甲" or "乙" matched
     # Even the rarest term exceeds the budget: the chunks with both of the two rarest terms.
-    conjunction = db.execute("select match_query::text from hybrid_search_terms('乙 丙', match_df_budget => 2)")
-    assert conjunction.fetchone()[0] == "'乙' & '丙'"
+    terms_sql = "select match_query::text from hybrid_search_terms(%s, match_df_budget => 2)"
+    assert db.execute(terms_sql, ("乙 丙",)).fetchone()[0] == "'乙' & '丙'"
     assert matched(0) == [0]
-    only = db.execute("select match_query::text from hybrid_search_terms('丙', match_df_budget => 2)")
-    assert only.fetchone()[0] == "'丙'"
+    assert db.execute(terms_sql, ("丙",)).fetchone()[0] == "'丙'"

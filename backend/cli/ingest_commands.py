@@ -19,6 +19,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="*", type=Path, help=".md .txt .html .pdf .jsonl files or folders")
     p.add_argument("--jsonl", action="append", type=Path, default=[], help="a BEIR corpus.jsonl (repeatable)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs, CI)")
+    p.add_argument(
+        "--bulk",
+        action="store_true",
+        help="for initial and large loads: one transaction for the whole run; the HNSW and GIN indexes "
+        "of chunks are dropped at the first write and rebuilt once at the end "
+        "(INGEST_BULK_MAINTENANCE_WORK_MEM, INGEST_BULK_PARALLEL_WORKERS), term statistics refreshed "
+        "once. Holds an ACCESS EXCLUSIVE lock on chunks until it commits: searches and other ingests "
+        "wait for the whole run. Any failure rolls everything back (previous data and indexes stay). "
+        "Rebuilding covers the whole table, so it pays when the load is large next to what is stored",
+    )
     p.set_defaults(handler=run)
     register_reembed(sub)
 
@@ -53,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("nothing to ingest: give files, folders or --jsonl FILE")
     services = build_services(get_settings())
     try:
-        summary = ingest_with_progress(services.ingestion, iter_inputs(paths), show=not args.no_progress)
+        summary = ingest_with_progress(
+            services.ingestion, iter_inputs(paths), show=not args.no_progress, bulk=args.bulk
+        )
     finally:
         services.close()
     print_summary(summary)
@@ -61,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def ingest_with_progress(
-    ingestion: IngestionService, items: Iterable[LoadedDocument | LoadFailure], *, show: bool
+    ingestion: IngestionService,
+    items: Iterable[LoadedDocument | LoadFailure],
+    *,
+    show: bool,
+    bulk: bool = False,
 ) -> IngestSummary:
     from tqdm import tqdm
 
@@ -77,8 +93,13 @@ def ingest_with_progress(
         bar.set_postfix_str(f"{chunks} chunks, {rate:.1f} chunks/s, {summary.chunks_embedded} embedded")
         bar.refresh()
 
+    if bulk:
+        print(
+            "bulk mode: from the first write until the commit, searches wait; indexes are rebuilt at the end",
+            file=sys.stderr,
+        )
     try:
-        return ingestion.ingest(items, on_progress=progress)
+        return ingestion.ingest(items, bulk=bulk, on_progress=progress)
     finally:
         bar.close()
 
@@ -90,6 +111,12 @@ def print_summary(summary: IngestSummary) -> None:
         f"{c['failed']} failed ({summary.seconds:.1f}s)"
     )
     print(f"chunks: {summary.chunks_embedded} embedded, {summary.chunks_from_cache} from the embedding cache")
+    if summary.bulk:
+        b = summary.bulk
+        print(
+            f"bulk: rebuilt {', '.join(b.deferred_indexes) or 'no indexes'} in {b.index_build_seconds:.1f}s; "
+            f"term statistics refreshed in {b.term_stats_seconds:.1f}s, analyzed in {b.analyze_seconds:.1f}s"
+        )
     for failure in summary.failures:
         print(f"  failed: {failure.external_id}: {failure.error}")
 

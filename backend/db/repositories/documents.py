@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -53,49 +54,40 @@ def find_existing(
     return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5]) for r in rows}
 
 
-def upsert_document(
-    conn: psycopg.Connection,
-    *,
-    owner_id: uuid.UUID | None,
-    external_id: str,
-    title: str,
-    source: str,
-    content_hash: str,
-    metadata: dict[str, Any],
-) -> tuple[uuid.UUID, bool]:
-    """Insert or replace a document row; returns (id, created)."""
-    row = conn.execute(
-        """
-        insert into documents (owner_id, external_id, title, source, content_hash, metadata)
-        values (%(owner_id)s, %(external_id)s, %(title)s, %(source)s, %(content_hash)s, %(metadata)s)
-        on conflict (owner_id, external_id) do update
-            set title = excluded.title, source = excluded.source, content_hash = excluded.content_hash,
-                metadata = excluded.metadata, updated_at = now()
-        returning id, (xmax = 0) as created
-        """,
-        {
-            "owner_id": owner_id,
-            "external_id": external_id,
-            "title": title,
-            "source": source,
-            "content_hash": content_hash,
-            "metadata": Jsonb(metadata),
-        },
-    ).fetchone()
-    assert row is not None
-    return row[0], row[1]
+@dataclass(frozen=True)
+class DocumentRow:
+    external_id: str
+    title: str
+    source: str
+    content_hash: str
+    metadata: dict[str, Any]
 
 
-def replace_chunks(
+@dataclass(frozen=True)
+class WrittenDocument:
+    id: uuid.UUID
+    created: bool
+
+
+def write_documents(
     conn: psycopg.Connection,
     *,
-    document_id: uuid.UUID,
     owner_id: uuid.UUID | None,
     embedding_model: str,
-    chunks: Sequence[ChunkRow],
-) -> None:
-    """Delete a document's chunks and COPY the new ones in (binary), in the caller's transaction."""
-    conn.execute("delete from chunks where document_id = %(id)s", {"id": document_id})
+    documents: Sequence[tuple[DocumentRow, Sequence[ChunkRow]]],
+) -> list[WrittenDocument]:
+    """Upsert documents and replace their chunks, in the caller's transaction; results in input order.
+
+    Three statements however many documents there are (an INSERT of the rows, one DELETE of the
+    replaced documents' chunks, one binary COPY of every new chunk), so the per-statement cost and the
+    term-stats statement triggers are paid once per group. External ids must be distinct.
+    """
+    if not documents:
+        return []
+    written = _upsert_documents(conn, owner_id=owner_id, documents=[d for d, _ in documents])
+    replaced = [w.id for w in written if not w.created]
+    if replaced:
+        conn.execute("delete from chunks where document_id = any(%(ids)s)", {"ids": replaced})
     with (
         conn.cursor() as cur,
         cur.copy(
@@ -104,21 +96,51 @@ def replace_chunks(
         ) as copy,
     ):
         copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
-        for c in chunks:
-            copy.write_row(
-                [
-                    document_id,
-                    owner_id,
-                    c.position,
-                    c.content,
-                    list(c.heading_path),
-                    c.content_hash,
-                    c.content_tokens,
-                    c.embedding,
-                    embedding_model,
-                    Jsonb(c.metadata),
-                ]
-            )
+        for doc, (_, chunks) in zip(written, documents, strict=True):
+            for c in chunks:
+                copy.write_row(
+                    [
+                        doc.id,
+                        owner_id,
+                        c.position,
+                        c.content,
+                        list(c.heading_path),
+                        c.content_hash,
+                        c.content_tokens,
+                        c.embedding,
+                        embedding_model,
+                        Jsonb(c.metadata),
+                    ]
+                )
+    return written
+
+
+def _upsert_documents(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, documents: Sequence[DocumentRow]
+) -> list[WrittenDocument]:
+    rows = conn.execute(
+        """
+        insert into documents (owner_id, external_id, title, source, content_hash, metadata)
+        select %(owner_id)s::uuid, d.external_id, d.title, d.source, d.content_hash, d.metadata
+        from unnest(%(external_ids)s::text[], %(titles)s::text[], %(sources)s::text[],
+                    %(hashes)s::text[], %(metadata)s::jsonb[])
+            as d(external_id, title, source, content_hash, metadata)
+        on conflict (owner_id, external_id) do update
+            set title = excluded.title, source = excluded.source, content_hash = excluded.content_hash,
+                metadata = excluded.metadata, updated_at = now()
+        returning external_id, id, (xmax = 0) as created
+        """,
+        {
+            "owner_id": owner_id,
+            "external_ids": [d.external_id for d in documents],
+            "titles": [d.title for d in documents],
+            "sources": [d.source for d in documents],
+            "hashes": [d.content_hash for d in documents],
+            "metadata": [Jsonb(d.metadata) for d in documents],
+        },
+    ).fetchall()
+    by_external_id = {r[0]: WrittenDocument(r[1], r[2]) for r in rows}
+    return [by_external_id[d.external_id] for d in documents]
 
 
 def list_documents(
@@ -210,3 +232,87 @@ def update_embeddings(
             "update chunks set embedding = %s, embedding_model = %s where id = %s",
             [(vector, model, chunk_id) for chunk_id, vector in vectors],
         )
+
+
+# --- bulk loads: index maintenance deferred to the end of the transaction --------------------------
+
+
+@dataclass(frozen=True)
+class DeferredIndex:
+    schema: str
+    name: str
+    definition: str  # pg_get_indexdef(): exactly what the migrations created
+
+
+def defer_chunk_indexes(conn: psycopg.Connection, *, methods: Sequence[str]) -> list[DeferredIndex]:
+    """Lock chunks, drop its indexes of these access methods and pause the term-stats triggers.
+
+    In the caller's transaction: the ACCESS EXCLUSIVE lock blocks every reader of chunks until it
+    ends, and a rollback restores the indexes and triggers. Returns what rebuild_chunk_indexes needs.
+    """
+    conn.execute("lock table chunks in access exclusive mode")
+    rows = conn.execute(
+        """
+        select n.nspname, i.relname, pg_get_indexdef(i.oid)
+        from pg_index x
+        join pg_class i on i.oid = x.indexrelid
+        join pg_namespace n on n.oid = i.relnamespace
+        join pg_am am on am.oid = i.relam
+        where x.indrelid = 'chunks'::regclass and am.amname = any(%(methods)s)
+          and not x.indisunique and not x.indisprimary
+        order by i.relname
+        """,
+        {"methods": list(methods)},
+    ).fetchall()
+    indexes = [DeferredIndex(*r) for r in rows]
+    for index in indexes:
+        conn.execute(sql.SQL("drop index {}").format(sql.Identifier(index.schema, index.name)))
+    for trigger in _term_stats_triggers(conn):
+        conn.execute(sql.SQL("alter table chunks disable trigger {}").format(sql.Identifier(trigger)))
+    return indexes
+
+
+def refresh_term_stats(conn: psycopg.Connection) -> None:
+    """Rebuild term statistics from the chunks (migration 006) and resume their triggers."""
+    conn.execute("select refresh_term_stats()")
+    for trigger in _term_stats_triggers(conn):
+        conn.execute(sql.SQL("alter table chunks enable trigger {}").format(sql.Identifier(trigger)))
+
+
+def rebuild_chunk_indexes(conn: psycopg.Connection, indexes: Sequence[DeferredIndex]) -> None:
+    """Create the dropped indexes again from their recorded definitions."""
+    for index in indexes:
+        conn.execute(index.definition)
+
+
+def _term_stats_triggers(conn: psycopg.Connection) -> list[str]:
+    # The triggers whose work refresh_term_stats() redoes, found by their functions (migration 006).
+    rows = conn.execute(
+        """
+        select tgname from pg_trigger
+        where tgrelid = 'chunks'::regclass and not tgisinternal
+          and tgfoid in ('term_stats_after_insert'::regproc, 'term_stats_after_delete'::regproc)
+        order by tgname
+        """
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def configure_bulk_transaction(
+    conn: psycopg.Connection, *, maintenance_work_mem: str, parallel_workers: int
+) -> None:
+    """For the rest of the caller's transaction: no timeouts, memory and workers for index builds."""
+    conn.execute(
+        """
+        select set_config('statement_timeout', '0', true),
+               set_config('idle_in_transaction_session_timeout', '0', true),
+               set_config('maintenance_work_mem', %(memory)s, true),
+               set_config('max_parallel_maintenance_workers', %(workers)s, true)
+        """,
+        {"memory": maintenance_work_mem, "workers": str(parallel_workers)},
+    )
+
+
+def analyze_documents_and_chunks(conn: psycopg.Connection) -> None:
+    """Fresh planner statistics after a large load (autovacuum would take a while to notice)."""
+    conn.execute("analyze documents, chunks")
