@@ -70,7 +70,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "the HNSW index and the hot heap pages in shared memory",
     )
     parser.add_argument(
-        "--warmup-queries", type=int, default=200, help="queries run (unrecorded) before the cells of a size"
+        "--warmup-queries",
+        type=int,
+        default=None,
+        help="queries run (unrecorded) before the cells; default: all",
     )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--skip-http", action="store_true")
@@ -185,7 +188,9 @@ def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespa
         )
         cells.append(cell)
 
-    warm_up(url, settings, model, queries, args.warmup_queries)
+    warm_up(
+        url, settings, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries
+    )
     run("supabase_ref", supabase_runner(url, settings.rag_prefetch_k, args.dims), False, 1)
     for case in ("hybrid_search", "match_documents"):
         for filtered in (False, True):

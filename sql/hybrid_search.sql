@@ -78,7 +78,8 @@ $fn$;
 -- distinct query term ($12, $13 of hybrid_search_query), the tsquery the GIN index matches ($2:
 -- the OR of the uncommon terms, rarest first while their document frequencies add up to at most
 -- match_df_budget; when even the rarest term is in more chunks than the budget, the AND of the two
--- rarest, so the rows scored stay bounded on any corpus size), the average
+-- rarest terms not contained in a longer query term, so the rows scored stay bounded on any corpus
+-- size), the average
 -- chunk length in lexemes ($15), and per term {lexeme, df, idf, common, matched} for reading a plan.
 --   select * from hybrid_search_terms('袋鼠 澳洲 动物');
 -- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats.
@@ -125,21 +126,34 @@ as $$
                not w.common and (w.cumulative_df <= match_df_budget or w.rarity = 1) as in_match
         from weighted w
     ),
+    conjuncts as (
+        -- For a conjunction, a term contained in a longer query term adds nothing (jieba's search
+        -- mode indexes 杰克 and 克逊 wherever it indexes 杰克逊): the two rarest of the others.
+        select m.lexeme,
+               row_number() over (order by m.df, length(m.lexeme) desc, m.lexeme) as rank_in_and
+        from matched m
+        where not exists (select 1 from matched o
+                          where o.lexeme <> m.lexeme and strpos(o.lexeme, m.lexeme) > 0)
+    ),
     chosen as (
         -- Even the rarest term is in more chunks than the budget: match the chunks that contain
-        -- both of the two rarest terms. Otherwise, if every term is common, the two rarest match.
+        -- both of the two rarest such terms. Otherwise, if every term is common, the two rarest match.
         select m.*,
                min(m.df) over () > match_df_budget as conjunctive,
-               case when min(m.df) over () > match_df_budget then m.rarity <= 2
+               case when min(m.df) over () > match_df_budget
+                    then coalesce(j.rank_in_and <= 2, false)
                     else m.in_match or (not bool_or(m.in_match) over () and m.rarity <= 2)
                end as matches
         from matched m
+        left join conjuncts j on j.lexeme = m.lexeme
     )
     select array_agg(public.lexemes_tsquery(array[c.lexeme]) order by c.lexeme),
            array_agg(c.idf order by c.lexeme),
-           case when bool_and(c.conjunctive) and count(*) >= 2
-                then public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.rarity = 1))
-                     && public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.rarity = 2))
+           case when bool_and(c.conjunctive) and count(*) filter (where c.matches) = 2
+                then (select public.lexemes_tsquery(array[j1.lexeme])
+                             && public.lexemes_tsquery(array[j2.lexeme])
+                      from conjuncts j1, conjuncts j2
+                      where j1.rank_in_and = 1 and j2.rank_in_and = 2)
                 else public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.matches))
            end,
            (select s.avg_length from stats s),

@@ -338,3 +338,19 @@ def test_the_full_text_match_takes_the_rarest_terms_within_the_df_budget(db):
     assert db.execute(terms_sql, ("乙 丙",)).fetchone()[0] == "'乙' & '丙'"
     assert matched(0) == [0]
     assert db.execute(terms_sql, ("丙",)).fetchone()[0] == "'丙'"
+
+
+def test_a_conjunction_skips_terms_contained_in_a_longer_query_term(db):
+    doc = insert_document(db)
+    for i in range(9):  # search mode indexes 杰克 and 克逊 wherever it indexes 杰克逊
+        tokens = ("杰克 克逊 杰克逊 " if i < 6 else "") + ("维尔" if i >= 3 else "") + f" 编号{i}"
+        insert_chunk(db, doc, tokens, axis(2), position=i, tokens=tokens)
+    match = db.execute(
+        "select match_query::text from hybrid_search_terms('杰克 克逊 杰克逊 维尔', match_df_budget => 2)"
+    ).fetchone()[0]
+    assert match == "'杰克逊' & '维尔'"
+    rows = db.execute(
+        "select position from hybrid_search('杰克 克逊 杰克逊 维尔', null, 10, semantic_weight => 0, "
+        "match_df_budget => 2) order by position"
+    ).fetchall()
+    assert [r[0] for r in rows] == [3, 4, 5]
