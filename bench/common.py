@@ -7,8 +7,10 @@ import json
 import math
 import os
 import platform
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import psycopg
 from psycopg import sql
 
@@ -110,6 +113,28 @@ def mean_scores(per_query: Sequence[dict[str, float]]) -> dict[str, float]:
 def with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_health(proc: subprocess.Popen, base: str, what: str, timeout: float = 120) -> None:
+    """Return once GET {base}/health answers 200; raise if proc exits first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.terminate()
+    raise RuntimeError(f"{what} did not answer /health within {timeout:.0f} s")
 
 
 def tune_bench_server(shared_buffers: str) -> str:

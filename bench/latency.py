@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,13 +22,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
 from backend import PROJECT_ROOT
 from backend.embeddings import LocalEmbedder
 from bench import bulk_load
-from bench.common import RESULTS_DIR, code_version, command_line, log, machine, tune_bench_server, write_json
+from bench.common import (
+    RESULTS_DIR,
+    code_version,
+    command_line,
+    free_port,
+    log,
+    machine,
+    tune_bench_server,
+    wait_for_health,
+    write_json,
+)
 from bench.latency_cells import CellResult, http_runner, run_cell, search_stages, sql_runner, supabase_runner
 from bench.latency_plans import explain_hybrid, recall_at_10
 from bench.latency_report import render
@@ -130,12 +138,6 @@ def load_or_reuse(corpus: SyntheticCorpus, model: str, args: argparse.Namespace)
     return url, record, False
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server(url: str, model: str, queries: list[Query], workdir: Path) -> tuple[subprocess.Popen, str]:
     vectors = workdir / "query-vectors.npz"
     save_vectors(str(vectors), query_vectors(queries))
@@ -157,18 +159,8 @@ def start_server(url: str, model: str, queries: list[Query], workdir: Path) -> t
         cwd=PROJECT_ROOT,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"bench.latency_server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    proc.terminate()
-    raise RuntimeError("bench.latency_server did not answer /health within 120 s")
+    wait_for_health(proc, base, "bench.latency_server")
+    return proc, base
 
 
 def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespace) -> list[CellResult]:

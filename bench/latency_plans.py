@@ -59,9 +59,7 @@ def explain_hybrid(
             ),
             "term_statistics_ms": _exec_ms(conn, TERMS_SQL, _terms_params(q.terms)),
         }
-        terms, idfs, match, avg_length, detail = conn.execute(
-            TERMS_SQL, _terms_params(q.terms)
-        ).fetchone()
+        terms, idfs, match, avg_length, detail = conn.execute(TERMS_SQL, _terms_params(q.terms)).fetchone()
         conn.execute("set hnsw.iterative_scan = relaxed_order")
         conn.execute(
             "select set_config('hnsw.ef_search', %s, false)", (str(max(settings.rag_hnsw_ef_search, leg)),)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
 import psycopg
 
 from backend.cli.ingest_commands import iter_inputs
@@ -42,13 +41,14 @@ from bench.common import (
     RESULTS_DIR,
     code_version,
     command_line,
+    free_port,
     load_dataset,
     log,
     machine,
     scratch_database,
+    wait_for_health,
     write_json,
 )
-from bench.latency import free_port
 from bench.soak_load import Recorder, Worker, postgres_backends, process_status, take_sample
 from bench.soak_report import render, summarize
 from bench.vectors import BenchCache, read_database_cache, seed_database_cache
@@ -160,18 +160,8 @@ def start_server(url: str, pool_max_size: int, workdir: Path, log_path: Path) ->
             stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}; see {log_path}")
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    proc.terminate()
-    raise RuntimeError(f"the server did not answer /health within 120 s; see {log_path}")
+    wait_for_health(proc, base, f"the server (log: {log_path})")
+    return proc, base
 
 
 def stop_server(proc: subprocess.Popen) -> int:

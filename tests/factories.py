@@ -73,3 +73,16 @@ def insert_chunk(
     ).fetchone()
     assert row is not None
     return row[0]
+
+
+# Documents the API tests ingest: two Chinese animals, an English sports fact, a heading-led guide.
+SEARCH_DOCS = [
+    {"external_id": "kangaroo", "title": "尤金袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。"},
+    {"external_id": "koala", "title": "考拉", "content": "考拉生活在澳洲东部的桉树林中，以桉树叶为食。"},
+    {
+        "external_id": "panthers",
+        "title": "Carolina Panthers",
+        "content": "The Panthers defense gave up just 308 points, ranking sixth in the league.",
+    },
+    {"external_id": "guide", "title": "指南", "content": "# 安装\n\n运行 make run 即可启动整个系统。"},
+]

@@ -20,16 +20,9 @@ from backend.embeddings import GeminiEmbedder, HashingEmbedder, LocalEmbedder
 from backend.llm import ExtractiveLLM, GeminiLLM, ScriptedLLM
 from backend.services import container
 from backend.services.container import build_services
+from tests.factories import SEARCH_DOCS
 
-DOCS = [
-    {"external_id": "kangaroo", "title": "尤金袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。"},
-    {"external_id": "koala", "title": "考拉", "content": "考拉生活在澳洲东部的桉树林中，以桉树叶为食。"},
-    {
-        "external_id": "panthers",
-        "title": "Carolina Panthers",
-        "content": "The Panthers defense gave up just 308 points, ranking sixth in the league.",
-    },
-]
+DOCS = SEARCH_DOCS[:3]
 QUESTIONS = ["尤金袋鼠分布在哪些地区？", "考拉吃什么？", "How many points did the Panthers give up?"]
 BUILT_ONCE = {
     "pool": (ConnectionPool,),
