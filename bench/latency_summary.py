@@ -21,7 +21,7 @@ from bench.latency_report import cell
 
 
 def bytes_per_chunk(report: dict[str, Any]) -> tuple[float, float]:
-    """(chunks table + TOAST + its indexes, the HNSW index alone) per chunk."""
+    """(chunks table + TOAST + its indexes, the HNSW index of the report's dimension) per chunk."""
     chunks = next(t for t in report["sizes"]["tables"] if t["table"] == "public.chunks")
     rows = max(chunks["rows"], 1)
     hnsw = sum(
@@ -51,7 +51,7 @@ def row(report: dict[str, Any]) -> list[Any]:
     q1, q8 = qps(report, "hybrid_search", 1), qps(report, "hybrid_search", 8)
     load = report["load"]
     return [
-        f"{report['size']:,}",
+        f"{report['size']:,} × {report['dims']}-d",
         f"{load['copy_seconds']:.0f} / {load['hnsw_build_seconds']:.0f}",
         f"{total:,.0f} / {hnsw:,.0f}",
         f"{hs['p50_ms']} / {hs['p95_ms']} / {hs['p99_ms']}" if hs else "",
@@ -65,7 +65,7 @@ def row(report: dict[str, Any]) -> list[Any]:
 
 
 HEADERS = [
-    "chunks",
+    "chunks × dims",
     "COPY / HNSW build s",
     "bytes per chunk: all / HNSW",
     "hybrid_search p50 / p95 / p99 ms",
@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> None:
     paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])] or sorted(
         RESULTS_DIR.glob("latency-*.json")
     )
-    reports = sorted((json.loads(p.read_text(encoding="utf-8")) for p in paths), key=lambda r: r["size"])
+    reports = sorted(
+        (json.loads(p.read_text(encoding="utf-8")) for p in paths), key=lambda r: (r["size"], r["dims"])
+    )
     print(markdown_table(HEADERS, [row(r) for r in reports], "l" + "r" * (len(HEADERS) - 1)))
 
 
