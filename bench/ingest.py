@@ -15,7 +15,7 @@ Reproduce (about 4 minutes on 2 cores; results in bench/results/ingest.json):
     bench.synthetic's corpus (real text, jieba tokens and metadata, clustered unit vectors), in the
     service's write groups (INGEST_EMBED_BATCH_SIZE chunks), each path into its own fresh database:
     the former per-document statements against one grouped write per transaction
-    (documents.write_documents); then bulk mode (services.ingestion.BulkLoad: the load, then the
+    (documents.write_documents); then bulk mode (services.bulk_load.BulkLoad: the load, then the
     term-statistics refresh, index builds and ANALYZE until the commit) against bulk mode deferring
     the HNSW indexes only (GIN maintained row by row). The two paths of a pair write group by group
     in turn, so that other load on the machine falls on both alike.
@@ -40,8 +40,8 @@ from backend.db.connection import connect
 from backend.db.repositories import documents as documents_repo
 from backend.ingest.loaders import LoadedDocument, load_path
 from backend.llm.extractive import ExtractiveLLM
+from backend.services.bulk_load import BULK_DEFERRED_INDEX_METHODS, BulkLoad
 from backend.services.container import build_services
-from backend.services.ingestion import BULK_DEFERRED_INDEX_METHODS, BulkLoad
 from bench.common import (
     DATASETS_DIR,
     RESULTS_DIR,

@@ -14,7 +14,6 @@ EXCLUSIVE lock on chunks until it commits (searches wait); any failure rolls eve
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 import uuid
@@ -31,20 +30,16 @@ from backend.config import Settings
 from backend.db.repositories import documents as documents_repo
 from backend.embeddings import Embedder
 from backend.errors import DomainError, InvalidInput, ProviderError
-from backend.ingest.chunking import Chunk, chunk_text
 from backend.ingest.loaders import LoadedDocument, LoadFailure
-from backend.ingest.metadata import chunk_metadata, document_metadata, validate_metadata
+from backend.ingest.prepare import PreparedChunk, PreparedDocument, prepare_document
+from backend.services.bulk_load import BulkLoad, BulkLoadStats
 from backend.services.embedding_store import embed_with_cache
-from backend.text import index_tokens, normalize
 
 logger = logging.getLogger(__name__)
 
 Status = Literal["created", "updated", "unchanged", "failed"]
 # Metadata keys that change on every run and must not make a document look changed.
 _VOLATILE_KEYS = ("created_at",)
-# Index access methods whose maintenance bulk mode defers. HNSW inserts dominate a COPY; deferring
-# GIN too took 20k chunks on 2 cores from 5.4 to 3.6 s of load for 1.0 s more of builds (bench/ingest.py).
-BULK_DEFERRED_INDEX_METHODS = ("hnsw", "gin")
 
 
 @dataclass
@@ -56,16 +51,6 @@ class DocumentOutcome:
     document_id: uuid.UUID | None = None
     chunks: int = 0
     error: str | None = None
-
-
-@dataclass
-class BulkLoadStats:
-    """What bulk mode deferred to the end of the load, and what catching up took."""
-
-    deferred_indexes: list[str]
-    term_stats_seconds: float = 0.0
-    index_build_seconds: float = 0.0
-    analyze_seconds: float = 0.0
 
 
 @dataclass
@@ -88,62 +73,7 @@ class IngestSummary:
         return [o for o in self.outcomes if o.status == "failed"]
 
 
-@dataclass
-class _PreparedChunk:
-    chunk: Chunk
-    tokens: str
-    embed_hash: str
-    embed_text: str
-    content_hash: str
-    metadata: dict[str, Any]
-
-
-@dataclass
-class _PreparedDocument:
-    external_id: str
-    title: str
-    source: str
-    content_hash: str
-    metadata: dict[str, Any]
-    chunks: list[_PreparedChunk]
-
-    def row(self) -> documents_repo.DocumentRow:
-        return documents_repo.DocumentRow(
-            self.external_id, self.title, self.source, self.content_hash, self.metadata
-        )
-
-    def chunk_rows(self, vectors: dict[str, np.ndarray]) -> list[documents_repo.ChunkRow]:
-        """The rows write_documents copies, with each chunk's vector looked up by its embed hash."""
-        return [
-            documents_repo.ChunkRow(
-                c.chunk.position,
-                c.chunk.content,
-                c.chunk.heading_path,
-                c.content_hash,
-                c.tokens,
-                vectors[c.embed_hash],
-                c.metadata,
-            )
-            for c in self.chunks
-        ]
-
-
 ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def embedding_text(title: str, heading_path: Sequence[str], content: str) -> str:
-    """The text that is embedded and indexed for a chunk: "title > headings" then the chunk.
-
-    Questions name the entity a document is about far more often than its paragraphs repeat it.
-    A top heading that repeats the title is left out.
-    """
-    path = list(heading_path[1:] if heading_path[:1] and heading_path[0] == title else heading_path)
-    context = " > ".join([title, *path] if title else path)
-    return normalize(f"{context}\n{content}" if context else content)
 
 
 class IngestionService:
@@ -190,7 +120,7 @@ class IngestionService:
 
     def _ingest_groups(
         self,
-        groups: Iterable[list[_PreparedDocument]],
+        groups: Iterable[list[PreparedDocument]],
         owner_id: uuid.UUID | None,
         summary: IngestSummary,
         on_progress: ProgressCallback | None,
@@ -217,8 +147,8 @@ class IngestionService:
 
     def _groups(
         self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary
-    ) -> Iterator[list[_PreparedDocument]]:
-        group: list[_PreparedDocument] = []
+    ) -> Iterator[list[PreparedDocument]]:
+        group: list[PreparedDocument] = []
         chunk_total = 0
         for prepared in self._prepare_each(items, summary, strict=False):
             group.append(prepared)
@@ -231,12 +161,12 @@ class IngestionService:
 
     def _prepare_all(
         self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary, strict: bool
-    ) -> list[_PreparedDocument]:
+    ) -> list[PreparedDocument]:
         return list(self._prepare_each(items, summary, strict=strict))
 
     def _prepare_each(
         self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary, strict: bool
-    ) -> Iterator[_PreparedDocument]:
+    ) -> Iterator[PreparedDocument]:
         seen: set[str] = set()
         for item in items:
             if isinstance(item, LoadFailure):
@@ -261,54 +191,15 @@ class IngestionService:
                 continue
             yield prepared
 
-    def prepare(self, doc: LoadedDocument) -> _PreparedDocument:
+    def prepare(self, doc: LoadedDocument) -> PreparedDocument:
         """Validate, chunk, segment and describe one document (no I/O)."""
-        s = self.settings
-        if not doc.content.strip():
-            raise InvalidInput(f"{doc.source}: the document has no text")
-        if len(doc.content) > s.max_document_chars:
-            raise InvalidInput(
-                f"{doc.source}: {len(doc.content)} characters exceeds MAX_DOCUMENT_CHARS "
-                f"({s.max_document_chars})"
-            )
-        validate_metadata(doc.metadata, s.metadata_whitelist)
-        content_hash = sha256(f"{doc.title}\x00{doc.content}")
-        external_id = doc.external_id or f"sha256:{content_hash[:32]}"
-        meta = document_metadata(doc)
-        chunks = []
-        for chunk in chunk_text(
-            doc.content, content_type=doc.content_type, size=s.chunk_size, overlap=s.chunk_overlap
-        ):
-            embed_text = embedding_text(doc.title, chunk.heading_path, chunk.content)
-            chunk_meta = {
-                **meta,
-                "doc_id": external_id,
-                **chunk_metadata(
-                    chunk.content,
-                    min_chars=s.chunk_min_chars,
-                    sat_len=s.quality_sat_len,
-                    keyphrase_top_k=s.keyphrase_top_k,
-                ),
-            }
-            chunks.append(
-                _PreparedChunk(
-                    chunk,
-                    index_tokens(embed_text),
-                    sha256(embed_text),
-                    embed_text,
-                    sha256(chunk.content),
-                    chunk_meta,
-                )
-            )
-        if not chunks:
-            raise InvalidInput(f"{doc.source}: the document has no text to index")
-        return _PreparedDocument(external_id, doc.title, doc.source, content_hash, meta, chunks)
+        return prepare_document(doc, self.settings)
 
     # --- storage ---------------------------------------------------------------------------------
 
     def _ingest_group(
         self,
-        group: list[_PreparedDocument],
+        group: list[PreparedDocument],
         owner_id: uuid.UUID | None,
         summary: IngestSummary,
         bulk: BulkLoad | None,
@@ -318,7 +209,7 @@ class IngestionService:
             existing = documents_repo.find_existing(
                 conn, owner_id=owner_id, external_ids=[d.external_id for d in group]
             )
-        changed: list[_PreparedDocument] = []
+        changed: list[PreparedDocument] = []
         for doc in group:
             old = existing.get(doc.external_id)
             if old is not None and self._unchanged(doc, old, model):
@@ -355,7 +246,7 @@ class IngestionService:
     def _write(
         self,
         conn: psycopg.Connection,
-        changed: list[_PreparedDocument],
+        changed: list[PreparedDocument],
         vectors: dict[str, np.ndarray],
         owner_id: uuid.UUID | None,
         summary: IngestSummary,
@@ -373,7 +264,7 @@ class IngestionService:
             )
 
     @staticmethod
-    def _unchanged(doc: _PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+    def _unchanged(doc: PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
         def stable(meta: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in meta.items() if k not in _VOLATILE_KEYS}
 
@@ -384,7 +275,7 @@ class IngestionService:
             and old.chunk_count == len(doc.chunks)
         )
 
-    def _embeddings(self, chunks: Sequence[_PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
+    def _embeddings(self, chunks: Sequence[PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
         """Vectors for every chunk: from the cache, else from the provider (then cached)."""
         wanted = {c.embed_hash: c.embed_text for c in chunks}
         vectors, embedded = embed_with_cache(
@@ -395,50 +286,5 @@ class IngestionService:
         return vectors
 
     @staticmethod
-    def _failed(doc: _PreparedDocument, reason: str) -> DocumentOutcome:
+    def _failed(doc: PreparedDocument, reason: str) -> DocumentOutcome:
         return DocumentOutcome(doc.external_id, doc.title, doc.source, "failed", error=reason)
-
-
-class BulkLoad:
-    """Index maintenance and term statistics deferred to the end of the caller's transaction.
-
-    start() before each write drops the indexes the first time, not earlier: a re-run with nothing
-    changed locks nothing and rebuilds nothing. finish() catches up, before the commit.
-    """
-
-    def __init__(
-        self,
-        conn: psycopg.Connection,
-        settings: Settings,
-        *,
-        methods: Sequence[str] = BULK_DEFERRED_INDEX_METHODS,
-    ) -> None:
-        self.conn = conn
-        self.methods = tuple(methods)
-        self.deferred: list[documents_repo.DeferredIndex] | None = None
-        # First, so that a bad setting fails before any work and no timeout cuts the load short.
-        documents_repo.configure_bulk_transaction(
-            conn,
-            maintenance_work_mem=settings.ingest_bulk_maintenance_work_mem,
-            parallel_workers=settings.ingest_bulk_parallel_workers,
-        )
-
-    def start(self) -> None:
-        if self.deferred is None:
-            self.deferred = documents_repo.defer_chunk_indexes(self.conn, methods=self.methods)
-
-    def finish(self) -> BulkLoadStats | None:
-        """Refresh term statistics, rebuild the indexes, analyze; None when nothing was written."""
-        if self.deferred is None:
-            return None
-        stats = BulkLoadStats([i.name for i in self.deferred])
-        started = time.perf_counter()
-        documents_repo.refresh_term_stats(self.conn)
-        stats.term_stats_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        documents_repo.rebuild_chunk_indexes(self.conn, self.deferred)
-        stats.index_build_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        documents_repo.analyze_documents_and_chunks(self.conn)
-        stats.analyze_seconds = time.perf_counter() - started
-        return stats

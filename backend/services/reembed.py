@@ -9,8 +9,8 @@ from psycopg_pool import ConnectionPool
 
 from backend.db.repositories import documents as documents_repo
 from backend.embeddings import Embedder
+from backend.ingest.prepare import embedding_text, sha256
 from backend.services.embedding_store import embed_with_cache
-from backend.services.ingestion import embedding_text, sha256
 
 
 @dataclass
