@@ -6,10 +6,12 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import psycopg
 
+from backend.ingest.loaders import LoadedDocument
 from backend.text import index_tokens
 
 
@@ -86,3 +88,16 @@ SEARCH_DOCS = [
     },
     {"external_id": "guide", "title": "指南", "content": "# 安装\n\n运行 make run 即可启动整个系统。"},
 ]
+
+
+def loaded_document(external_id: str, content: str, title: str = "标题", **metadata: Any) -> LoadedDocument:
+    """A document as a loader returns it (Markdown), for the ingestion tests."""
+    return LoadedDocument(
+        title=title,
+        content=content,
+        source="test",
+        filename=None,
+        content_type="text/markdown",
+        external_id=external_id,
+        metadata=metadata,
+    )

@@ -9,6 +9,7 @@ from backend.embeddings import FailingEmbedder, HashingEmbedder
 from backend.errors import ProviderError
 from backend.ingest.loaders import LoadedDocument
 from backend.services.retrieval import Mode, SearchRequest
+from tests.factories import loaded_document
 
 ANIMALS = {
     "kangaroo": ("尤金袋鼠", "尤金袋鼠分布在澳洲南部岛屿及西岸地区，以草为食。"),
@@ -20,14 +21,7 @@ LONG = "".join(f"第{i}段讲的是鸭嘴兽的第{i}个习性，它们在溪流
 
 
 def doc(external_id: str, title: str, content: str) -> LoadedDocument:
-    return LoadedDocument(
-        title=title,
-        content=content,
-        source="test",
-        filename=None,
-        content_type="text/plain",
-        external_id=external_id,
-    )
+    return loaded_document(external_id, content, title)
 
 
 def corpus() -> list[LoadedDocument]:

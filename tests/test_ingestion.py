@@ -9,20 +9,12 @@ import pytest
 from backend.embeddings import FailingEmbedder, HashingEmbedder
 from backend.errors import InvalidInput, ProviderError
 from backend.ingest.loaders import LoadedDocument, load_path
+from tests.factories import loaded_document
 
 CMRC = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "cmrc2018-dev" / "corpus.jsonl"
 
 
-def doc(external_id: str, content: str, title: str = "标题", **meta) -> LoadedDocument:
-    return LoadedDocument(
-        title=title,
-        content=content,
-        source="test",
-        filename=None,
-        content_type="text/markdown",
-        external_id=external_id,
-        metadata=meta,
-    )
+doc = loaded_document
 
 
 def snapshot(db) -> list[tuple]:
