@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
-from bench.latency_cells import RARE_FILTER
+from bench.latency_cells import RARE_FILTER, sql_runner
 from bench.synthetic import Query
 
 # What hybrid_search derives from the query before its statement runs ($12, $13, $2, $15), with
@@ -86,23 +86,11 @@ def explain_hybrid(
         )
         cur = psycopg.ClientCursor(conn)
         prepared_ids = [r[0] for r in cur.execute(EXECUTE, params).fetchall()]  # also warms the cache
-        function_ids = [
-            r["id"]
-            for r in retrieval_repo.hybrid_search(
-                conn,
-                query_text=q.terms,
-                query_embedding=q.vector,
-                match_count=match_count,
-                full_text_weight=settings.rag_full_text_weight,
-                semantic_weight=settings.rag_semantic_weight,
-                rrf_k=settings.rag_rrf_k,
-                filter=filt,
-                embedding_model=model,
-                candidate_count=settings.rag_candidate_count,
-                ef_search=settings.rag_hnsw_ef_search,
-                filtered_ef_search=settings.rag_hnsw_filtered_ef_search,
-            )
-        ]
+        run, close = sql_runner(url, settings, model, "hybrid_search", filtered)()
+        try:
+            function_ids = [r["id"] for r in run(q)]
+        finally:
+            close()
         plan_text = "\n".join(r[0] for r in cur.execute("explain (analyze, buffers) " + EXECUTE, params))
         plan_json = cur.execute("explain (analyze, buffers, format json) " + EXECUTE, params).fetchone()[0]
         conn.execute("deallocate hs")
