@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ConfidenceLevel = Literal["low", "medium", "high"]
 DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
+MAX_MATCH_COUNT = 1000  # hybrid_search / match_documents refuse a larger match_count
 
 # Metadata keys a caller may attach to documents (the seed's whitelist, plus our ingest-time fields).
 DEFAULT_METADATA_WHITELIST = (
@@ -67,6 +68,12 @@ class Settings(BaseSettings):
     rag_rerank_similarity_weight: float = Field(default=0.7, ge=0)
     rag_rerank_coverage_weight: float = Field(default=0.25, ge=0)
     rag_structure_bonus: float = Field(default=0.05, ge=0)
+    search_max_top_k: int = Field(
+        default=100,
+        ge=1,
+        le=1000,
+        description="Most results a caller may ask of one search; also bounds the chat budgets below.",
+    )
 
     # --- embeddings ------------------------------------------------------------------------------
     embedding_provider: Literal["gemini", "local"] | None = Field(
@@ -102,9 +109,9 @@ class Settings(BaseSettings):
     )
 
     # --- evidence budgets, gap supplement, confidence (seeds: evidence-retention, overall-score-confidence)
-    local_top_k: int | None = Field(default=None, ge=1, le=100, description="None: rag_top_k_max.")
-    step_top_k: int | None = Field(default=None, ge=1, le=100, description="None: local_top_k.")
-    write_top_k: int | None = Field(default=None, ge=1, le=100, description="None: step_top_k.")
+    local_top_k: int | None = Field(default=None, ge=1, description="None: rag_top_k_max.")
+    step_top_k: int | None = Field(default=None, ge=1, description="None: local_top_k.")
+    write_top_k: int | None = Field(default=None, ge=1, description="None: step_top_k.")
     chat_gap_supplement_enabled: bool = True
     chat_gap_max_queries: int = Field(default=3, ge=1, le=10)
     chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
@@ -156,9 +163,36 @@ class Settings(BaseSettings):
             problems.append(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size")
         if self.db_pool_min_size > self.db_pool_max_size:
             problems.append("db_pool_min_size must not exceed db_pool_max_size")
+        problems.extend(self._budget_problems())
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def _budget_problems(self) -> list[str]:
+        """The chat budgets derived from LOCAL/STEP/WRITE_TOP_K must fit the search limits, or every
+        /chat would fail at run time with an error that blames the user."""
+        from backend.retrieval.budget import EvidenceBudget
+
+        local = self.local_top_k or self.rag_top_k_max
+        if local > self.search_max_top_k:
+            return [
+                f"local_top_k ({local}, from LOCAL_TOP_K or RAG_TOP_K_MAX) exceeds "
+                f"search_max_top_k ({self.search_max_top_k})"
+            ]
+        budget = EvidenceBudget.compute(local, self.step_top_k, self.write_top_k)
+        if budget.local_recall_k > self.search_max_top_k:
+            most = self.search_max_top_k // 2
+            return [
+                f"step_top_k ({budget.step_k}) makes each chat search keep {budget.local_recall_k} chunks "
+                f"(2 x step_top_k), above search_max_top_k ({self.search_max_top_k}): set STEP_TOP_K "
+                f"to at most {most} or raise SEARCH_MAX_TOP_K"
+            ]
+        if budget.actual_recall > MAX_MATCH_COUNT:
+            return [
+                f"step_top_k ({budget.step_k}) asks {budget.actual_recall} candidates of the database "
+                f"(4 x step_top_k); hybrid_search returns at most {MAX_MATCH_COUNT}"
+            ]
+        return []
 
     @property
     def uses_embedded_db(self) -> bool:

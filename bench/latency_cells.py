@@ -22,6 +22,7 @@ from psycopg import sql
 from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
+from backend.retrieval.params import HybridParams
 from bench import supabase_ref
 from bench.synthetic import Query
 
@@ -152,6 +153,7 @@ def _record_error(result: CellResult, lock: threading.Lock, exc: Exception) -> N
 def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bool):
     """A factory of (run, close) pairs calling the product's repository functions on own connections."""
     filt = RARE_FILTER if filtered else {}
+    params = HybridParams.from_settings(settings)
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:
         conn = connect(url, autocommit=True)
@@ -163,14 +165,9 @@ def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bo
                     query_text=q.terms,
                     query_embedding=q.vector,
                     match_count=settings.rag_prefetch_k,
-                    full_text_weight=settings.rag_full_text_weight,
-                    semantic_weight=settings.rag_semantic_weight,
-                    rrf_k=settings.rag_rrf_k,
                     filter=filt,
                     embedding_model=model,
-                    candidate_count=settings.rag_candidate_count,
-                    ef_search=settings.rag_hnsw_ef_search,
-                    filtered_ef_search=settings.rag_hnsw_filtered_ef_search,
+                    params=params,
                 )
         else:
 
@@ -179,11 +176,9 @@ def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bo
                     conn,
                     query_embedding=q.vector,
                     match_count=settings.rag_prefetch_k,
-                    min_similarity=settings.rag_min_similarity,
                     filter=filt,
                     embedding_model=model,
-                    ef_search=settings.rag_hnsw_ef_search,
-                    filtered_ef_search=settings.rag_hnsw_filtered_ef_search,
+                    params=params,
                 )
 
         return run, conn.close

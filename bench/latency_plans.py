@@ -8,6 +8,7 @@ statement must return the rows hybrid_search returns.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -19,8 +20,10 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
+from backend.retrieval.params import HybridParams
 from bench.latency_cells import RARE_FILTER, sql_runner
 from bench.synthetic import Query
 
@@ -210,6 +213,7 @@ def recall_at_10(
     started = time.perf_counter()
     exact_all, exact_rare = exact_neighbours(url, dims, queries)
     exact_seconds = time.perf_counter() - started
+    defaults = HybridParams.from_settings(Settings(_env_file=None))
     out = []
     with connect(url, autocommit=True) as conn:
         for filtered, exact in ((False, exact_all), (True, exact_rare)):
@@ -221,11 +225,11 @@ def recall_at_10(
                         conn,
                         query_embedding=q.vector,
                         match_count=10,
-                        min_similarity=-1.0,
                         filter=RARE_FILTER if filtered else {},
                         embedding_model=model,
-                        ef_search=ef,
-                        filtered_ef_search=ef,
+                        params=dataclasses.replace(
+                            defaults, min_similarity=-1.0, ef_search=ef, filtered_ef_search=ef
+                        ),
                     )
                     times.append((time.perf_counter() - t0) * 1000)
                     hits.append(len({r["id"] for r in rows} & set(truth)) / len(truth))

@@ -83,6 +83,7 @@ def test_structure_bonus_for_chunks_starting_with_a_heading(corpus):
         ({"query": "   "}, 422),
         ({"query": "袋鼠" * 3000}, 422),
         ({"query": "袋鼠", "top_k": 0}, 422),
+        ({"query": "袋鼠", "top_k": 101}, 422),
         ({"query": "袋鼠", "mode": "magic"}, 422),
         ({}, 422),
     ],
@@ -140,3 +141,27 @@ def test_a_document_deleted_during_a_search_does_not_fail_it(corpus, services, m
     monkeypatch.setattr(retrieval_repo, "chunk_counts", counts)
     after = corpus.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
     assert all(r["external_id"] != "kangaroo" for r in after["results"])
+
+
+def test_the_top_k_limit_comes_from_settings_and_is_named(make_services):
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+
+    with TestClient(create_app(services=make_services(search_max_top_k=20))) as client:
+        response = client.post("/search", json={"query": "袋鼠", "top_k": 21})
+        assert response.status_code == 422
+        assert "SEARCH_MAX_TOP_K" in response.json()["detail"]
+        assert client.post("/search", json={"query": "袋鼠", "top_k": 20}).status_code == 200
+
+
+def test_openapi_documents_the_diagnostics_of_search_and_chat(client):
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    search_out = schemas["SearchOut"]["properties"]["diagnostics"]
+    assert search_out["$ref"].endswith("/SearchDiagnostics")
+    params = schemas["SearchParameters"]["properties"]
+    assert "hybrid_search" in schemas["SearchStages"]["properties"]["prefetch"]["description"]
+    assert params["drop_ratio"]["description"]
+    chat = schemas["ChatDiagnostics"]["properties"]
+    assert {"rewrite", "retrieval", "evidence", "confidence", "context", "citations"} <= set(chat)
+    assert schemas["GapDiagnostics"]["properties"]["reason"]["description"]

@@ -29,6 +29,10 @@ def test_retrieval_defaults_are_the_seeds():
         ({"RAG_FULL_TEXT_WEIGHT": "-1"}, "rag_full_text_weight"),
         ({"RAG_SEMANTIC_WEIGHT": "-0.5"}, "rag_semantic_weight"),
         ({"RAG_PREFETCH_K": "0"}, "rag_prefetch_k"),
+        # each chat search keeps 2 x STEP_TOP_K chunks: 120 > SEARCH_MAX_TOP_K would fail every /chat
+        ({"STEP_TOP_K": "60"}, "STEP_TOP_K to at most 50"),
+        ({"LOCAL_TOP_K": "80", "SEARCH_MAX_TOP_K": "60"}, "local_top_k"),
+        ({"STEP_TOP_K": "300", "SEARCH_MAX_TOP_K": "1000"}, "hybrid_search returns at most 1000"),
     ],
 )
 def test_inconsistent_values_are_refused_naming_the_setting(monkeypatch, env, named):
@@ -60,3 +64,8 @@ def test_env_example_documents_every_setting():
     expected = {name.upper() for name in Settings.model_fields} - {"GEMINI_API_KEY"} | {"GEMINI_API_KEY"}
     assert expected - documented == set()
     assert documented - expected == set()
+
+
+def test_chat_budgets_within_the_search_limit_are_accepted(monkeypatch):
+    monkeypatch.setenv("STEP_TOP_K", "50")
+    assert Settings(_env_file=None).step_top_k == 50

@@ -8,7 +8,8 @@ from backend.cli import main
 from backend.embeddings import FailingEmbedder, HashingEmbedder
 from backend.errors import ProviderError
 from backend.ingest.loaders import LoadedDocument
-from backend.services.retrieval import Mode, SearchRequest
+from backend.retrieval.params import Mode
+from backend.services.retrieval import SearchRequest
 from tests.factories import loaded_document
 
 ANIMALS = {

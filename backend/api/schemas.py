@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics
+
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(
@@ -96,7 +98,9 @@ class SearchIn(BaseModel):
     )
 
     query: str = Field(min_length=1, max_length=10_000)
-    top_k: int | None = Field(default=None, ge=1, le=100, description="Overrides RAG_TOP_K_MAX.")
+    top_k: int | None = Field(
+        default=None, ge=1, description="Overrides RAG_TOP_K_MAX; at most SEARCH_MAX_TOP_K (100 by default)."
+    )
     mode: Literal["hybrid", "vector", "fulltext"] | None = None
     dynamic: bool = Field(default=True, description="false: exactly top_k ranked results (evaluation).")
     filters: dict[str, Any] | None = Field(default=None, description='e.g. {"lang": "zh", "tags": ["x"]}')
@@ -117,7 +121,7 @@ class SearchOut(BaseModel):
     query: str
     mode: str
     results: list[SearchHit]
-    diagnostics: dict[str, Any]
+    diagnostics: SearchDiagnostics
 
 
 class ChatIn(BaseModel):
@@ -163,7 +167,7 @@ class ChatOut(BaseModel):
     answer: str
     generator: str
     sources: list[SourceOut]
-    diagnostics: dict[str, Any]
+    diagnostics: ChatDiagnostics
 
 
 class ConversationOut(BaseModel):

@@ -38,7 +38,7 @@ def search(args: argparse.Namespace) -> int:
         payload = {
             "query": result.query,
             "mode": result.mode,
-            "diagnostics": result.diagnostics,
+            "diagnostics": result.diagnostics.model_dump(mode="json"),
             "results": [
                 {
                     "chunk_id": c.chunk_id,
@@ -53,7 +53,7 @@ def search(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
         return 0
-    print(f"{len(result.results)} results ({result.mode}, {result.diagnostics['total_ms']:.0f} ms)")
+    print(f"{len(result.results)} results ({result.mode}, {result.diagnostics.total_ms:.0f} ms)")
     for i, c in enumerate(result.results, 1):
         head = f" > {c.heading}" if c.heading else ""
         print(

@@ -6,7 +6,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg_pool import ConnectionPool
@@ -16,14 +16,20 @@ from backend.db.repositories import conversations as conversations_repo
 from backend.errors import InvalidInput, NotFound
 from backend.llm import LLM, Turn, load_prompt
 from backend.services.context import BuiltContext, build_context
+from backend.services.diagnostics import (
+    ChatDiagnostics,
+    CitationDiagnostics,
+    ConfidenceSummary,
+    ContextDiagnostics,
+    RewriteDiagnostics,
+)
 from backend.services.evidence import Evidence, gather_evidence
 from backend.services.retrieval import RetrievalService, ScoredChunk
-from backend.services.rewrite import rewrite_followup
+from backend.services.rewrite import RewriteMethod, rewrite_followup
 from backend.text import detect_lang
 
 _MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 _SNIPPET_CHARS = 300
-_CONFIDENCE_SUMMARY = ("confidence_level", "best_overall_score", "need_hitl", "web_fallback", "score_ratio")
 
 
 @dataclass
@@ -40,7 +46,7 @@ class ChatReply:
     answer: str
     sources: list[dict[str, Any]]
     generator: str
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    diagnostics: ChatDiagnostics
 
 
 @dataclass
@@ -48,7 +54,7 @@ class _Prepared:
     conversation_id: uuid.UUID | None  # None: created with the first messages, atomically
     history: list[Turn]
     rewrite_query: str
-    rewrite_method: str
+    rewrite_method: RewriteMethod
     evidence: Evidence
     context: BuiltContext  # the first write_k evidence chunks, numbered [1..m], within the token budget
     extra: list[ScoredChunk]  # further evidence, numbered after the context, kept for citation resolution
@@ -187,40 +193,33 @@ class ChatService:
         ]
         generator = "none" if not found else "clarify" if p.clarify else self.llm.generator
         confidence = p.evidence.confidence
-        diagnostics: dict[str, Any] = {
-            "rewrite": {"query": p.rewrite_query, "method": p.rewrite_method},
-            "retrieval": p.evidence.search.diagnostics,
-            "evidence": p.evidence.diagnostics,
-            "confidence": {
-                k: confidence.get(k)
-                for k in (
-                    "confidence_level",
-                    "best_overall_score",
-                    "need_hitl",
-                    "web_fallback",
-                    "score_ratio",
-                )
-            },
-            "context": {
-                "sources": in_context,
-                "extra_sources": len(p.extra),
-                "used_tokens": p.context.used_tokens,
-                "budget_tokens": self.settings.context_max_tokens,
-                "dropped_duplicates": p.context.dropped_duplicates,
-                "truncated": p.context.truncated,
-                "dropped_for_budget": p.context.dropped_for_budget,
-            },
-            "citations": {"valid": sorted(cited), "invalid_removed": removed},
-            "clarify": p.clarify is not None,
-            "generator": generator,
-            "llm": self.llm.name if generator == self.llm.generator else None,
-        }
+        diagnostics = ChatDiagnostics(
+            rewrite=RewriteDiagnostics(query=p.rewrite_query, method=p.rewrite_method),
+            retrieval=p.evidence.search.diagnostics,
+            evidence=p.evidence.diagnostics,
+            confidence=ConfidenceSummary.model_validate(
+                {k: confidence.get(k) for k in ConfidenceSummary.model_fields}
+            ),
+            context=ContextDiagnostics(
+                sources=in_context,
+                extra_sources=len(p.extra),
+                used_tokens=p.context.used_tokens,
+                budget_tokens=self.settings.context_max_tokens,
+                dropped_duplicates=p.context.dropped_duplicates,
+                truncated=p.context.truncated,
+                dropped_for_budget=p.context.dropped_for_budget,
+            ),
+            citations=CitationDiagnostics(valid=sorted(cited), invalid_removed=removed),
+            clarify=p.clarify is not None,
+            generator=generator,
+            llm=self.llm.name if generator == self.llm.generator else None,
+        )
         metadata = {
             "generator": generator,
-            "rewrite": diagnostics["rewrite"],
-            "citations": diagnostics["citations"],
+            "rewrite": diagnostics.rewrite.model_dump(),
+            "citations": diagnostics.citations.model_dump(),
             "clarify": p.clarify is not None,
-            "gap_queries": p.evidence.diagnostics["gap"].get("queries", []),
+            "gap_queries": p.evidence.diagnostics.gap.queries,
             "confidence": confidence,
         }
         with self.pool.connection() as conn, conn.transaction():
@@ -238,7 +237,7 @@ class ChatService:
                 sources=sources,
                 metadata=metadata,
             )
-        diagnostics["total_ms"] = round((time.perf_counter() - p.started) * 1000, 3)
+        diagnostics.total_ms = round((time.perf_counter() - p.started) * 1000, 3)
         return ChatReply(conversation_id, message_id, answer, sources, generator, diagnostics)
 
     @staticmethod
@@ -273,5 +272,5 @@ def reply_to_dict(reply: ChatReply) -> dict[str, Any]:
         "answer": reply.answer,
         "sources": reply.sources,
         "generator": reply.generator,
-        "diagnostics": reply.diagnostics,
+        "diagnostics": reply.diagnostics.model_dump(mode="json"),
     }

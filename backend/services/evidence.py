@@ -4,7 +4,7 @@ gap-protected fusion, and exactly one truncation to the result limit (seed: evid
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import psycopg
@@ -12,8 +12,16 @@ import psycopg
 from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm import LLM
+from backend.retrieval.budget import EvidenceBudget
 from backend.retrieval.rerank import dynamic_top_k
-from backend.services.evidence_budget import EvidenceBudget
+from backend.services.diagnostics import (
+    BudgetOut,
+    EvidenceDiagnostics,
+    GapDiagnostics,
+    PoolFusionOut,
+    RelevanceDiagnostics,
+    TruncationDiagnostics,
+)
 from backend.services.gap_queries import generate_gap_queries
 from backend.services.pool_fusion import fuse_pools_with_gap_protection
 from backend.services.retrieval import RetrievalService, ScoredChunk, SearchRequest, SearchResult
@@ -26,7 +34,7 @@ class Evidence:
     chunks: list[ScoredChunk]  # ranked, relevant, truncated once to at most step_k
     search: SearchResult  # the main search (its confidence decides gap supplement and clarify)
     budget: EvidenceBudget
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    diagnostics: EvidenceDiagnostics
 
     @property
     def confidence(self) -> dict[str, Any]:
@@ -84,16 +92,15 @@ def gather_evidence(question: str, retrieval: RetrievalService, llm: LLM, settin
     )
     main = search.results  # local_recall_k chunks after the local rerank, not yet truncated
     relevant_main = [c for c in main if is_relevant(c, s)]
-    terms = search.diagnostics["query_terms"]
+    terms = search.diagnostics.query_terms
     reason = (
         scarce(relevant_main[: budget.write_k], search.confidence, terms)
         if s.chat_gap_supplement_enabled
         else None
     )
-    diagnostics: dict[str, Any] = {"budget": asdict(budget), "gap": {"triggered": False, "reason": reason}}
 
     if reason:
-        chunks = _with_gap_supplement(question, main, budget, retrieval, llm, s, diagnostics)
+        chunks, gap, truncation = _with_gap_supplement(question, main, budget, retrieval, llm, s, reason)
     else:
         keep = dynamic_top_k(
             [c.final_score for c in main],
@@ -102,9 +109,15 @@ def gather_evidence(question: str, retrieval: RetrievalService, llm: LLM, settin
             drop_ratio=s.rag_similarity_drop_ratio,
         )
         chunks = main[:keep]
-        diagnostics["truncation"] = {"by": "dynamic_top_k", "kept": keep, "of": len(main)}
+        gap = GapDiagnostics(triggered=False, reason=None)
+        truncation = TruncationDiagnostics(by="dynamic_top_k", kept=keep, of=len(main))
     relevant = [c for c in chunks if is_relevant(c, s)]
-    diagnostics["relevance"] = {"kept": len(relevant), "dropped": len(chunks) - len(relevant)}
+    diagnostics = EvidenceDiagnostics(
+        budget=BudgetOut(**asdict(budget)),
+        gap=gap,
+        truncation=truncation,
+        relevance=RelevanceDiagnostics(kept=len(relevant), dropped=len(chunks) - len(relevant)),
+    )
     return Evidence(relevant, search, budget, diagnostics)
 
 
@@ -115,8 +128,8 @@ def _with_gap_supplement(
     retrieval: RetrievalService,
     llm: LLM,
     s: Settings,
-    diagnostics: dict[str, Any],
-) -> list[ScoredChunk]:
+    reason: str,
+) -> tuple[list[ScoredChunk], GapDiagnostics, TruncationDiagnostics]:
     gap_queries = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
     gap_top_k = max(5, budget.step_k // 2)
     gap_pool: list[ScoredChunk] = []
@@ -139,13 +152,14 @@ def _with_gap_supplement(
         rerank=by_final_score,
         diag=fusion,
     )
-    diagnostics["gap"].update(
+    gap = GapDiagnostics(
         triggered=True,
+        reason=reason,
         queries=gap_queries.queries,
         method=gap_queries.method,
         top_k=gap_top_k,
         failed=failed,
-        pool_fusion=fusion.get("pool_fusion", {}),
+        pool_fusion=PoolFusionOut(**fusion["pool_fusion"]),
     )
-    diagnostics["truncation"] = {"by": "pool_fusion", "kept": len(chunks), "of": len(main) + len(gap_pool)}
-    return chunks
+    truncation = TruncationDiagnostics(by="pool_fusion", kept=len(chunks), of=len(main) + len(gap_pool))
+    return chunks, gap, truncation

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from backend.errors import ProviderError
 from backend.llm import LLM, load_prompt
@@ -14,11 +16,14 @@ from backend.text import query_terms
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|query\s*\d*[:：])\s*", re.IGNORECASE)
 _EVIDENCE_CHARS = 200
 
+log = logging.getLogger(__name__)
+GapMethod = Literal["llm", "keywords", "none"]
+
 
 @dataclass(frozen=True)
 class GapQueries:
     queries: list[str]
-    method: str  # "llm" | "keywords" | "none"
+    method: GapMethod
 
 
 def generate_gap_queries(
@@ -31,7 +36,8 @@ def generate_gap_queries(
     )
     try:
         completion = llm.complete("", prompt)
-    except ProviderError:
+    except ProviderError as exc:
+        log.warning("gap queries fell back to keywords: %s", exc)
         completion = None
     if completion is not None:
         queries = _parse(completion, question, max_queries)

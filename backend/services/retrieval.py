@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
-import psycopg
 from psycopg_pool import ConnectionPool
 
 from backend.confidence.policy import POLICIES_DIR, load_policy
@@ -18,6 +17,7 @@ from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
 from backend.errors import InvalidInput
 from backend.retrieval.filters import to_containment
+from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import (
     RerankWeights,
     dynamic_top_k,
@@ -25,9 +25,16 @@ from backend.retrieval.rerank import (
     keyword_coverage,
     starts_with_heading,
 )
+from backend.services.diagnostics import (
+    ConfidenceStage,
+    PrefetchStage,
+    RerankWeightsOut,
+    SearchDiagnostics,
+    SearchParameters,
+    SearchStages,
+    StageOut,
+)
 from backend.text import clean_query, query_terms
-
-Mode = Literal["hybrid", "vector", "fulltext"]
 
 
 @dataclass
@@ -88,8 +95,8 @@ class SearchResult:
     mode: Mode
     results: list[ScoredChunk]
     candidates: list[ScoredChunk]  # every prefetched chunk, reranked (results are a prefix)
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    confidence: dict[str, Any] = field(default_factory=dict)  # overall-score-confidence.md, section 10
+    diagnostics: SearchDiagnostics
+    confidence: dict[str, Any]  # overall-score-confidence.md, section 10
 
 
 def _round(v: Any) -> Any:
@@ -109,6 +116,7 @@ class RetrievalService:
             settings.rag_structure_bonus,
         )
         self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
+        self.params = HybridParams.from_settings(settings)
 
     def search(self, request: SearchRequest) -> SearchResult:
         s = self.settings
@@ -118,11 +126,12 @@ class RetrievalService:
         if len(query) > s.max_query_chars:
             raise InvalidInput(f"query has {len(query)} characters; the limit is {s.max_query_chars}")
         top_k_max = request.top_k or s.rag_top_k_max
-        if top_k_max < 1 or top_k_max > 100:
-            raise InvalidInput("top_k must be between 1 and 100")
+        if not 1 <= top_k_max <= s.search_max_top_k:
+            raise InvalidInput(f"top_k must be between 1 and {s.search_max_top_k} (SEARCH_MAX_TOP_K)")
         filters = to_containment(request.filters, s.metadata_whitelist)
         terms = query_terms(query)
         mode = self._mode(request.mode, terms)
+        params = self.params.for_mode(mode)
         timings: dict[str, float] = {}
 
         t0 = time.perf_counter()
@@ -131,7 +140,7 @@ class RetrievalService:
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
         t0 = time.perf_counter()
-        rows, chunk_totals = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters)
+        rows, chunk_totals = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters, params)
         timings["prefetch_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
@@ -139,10 +148,11 @@ class RetrievalService:
         timings["rerank_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
+        top_k_min = min(s.rag_top_k_min, top_k_max)
         if request.dynamic:
             keep = dynamic_top_k(
                 [c.final_score for c in candidates],
-                top_k_min=min(s.rag_top_k_min, top_k_max),
+                top_k_min=top_k_min,
                 top_k_max=top_k_max,
                 drop_ratio=s.rag_similarity_drop_ratio,
             )
@@ -155,38 +165,41 @@ class RetrievalService:
         confidence = retrieval_confidence(candidates, chunk_totals, self.policy, top_n=s.confidence_top_n)
         timings["confidence_ms"] = _ms(t0)
 
-        diagnostics = {
-            "query": query,
-            "query_terms": terms,
-            "mode": mode,
-            "embedding_model": self.embedder.model_id if embedding is not None else None,
-            "parameters": {
-                "prefetch_k": prefetch_k,
-                "top_k_min": min(s.rag_top_k_min, top_k_max),
-                "top_k_max": top_k_max,
-                "dynamic": request.dynamic,
-                "drop_ratio": s.rag_similarity_drop_ratio,
-                "min_similarity": s.rag_min_similarity if mode == "vector" else None,
-                "rrf_k": s.rag_rrf_k,
-                "full_text_weight": s.rag_full_text_weight,
-                "semantic_weight": s.rag_semantic_weight,
-                "rerank_similarity": self._similarity_source(mode),
-                "rerank_weights": asdict(self.weights),
-                "filters": filters,
-            },
-            "stages": {
-                "prefetch": {
-                    "count": len(rows),
-                    "ms": timings["prefetch_ms"],
-                    "embed_ms": timings["embed_ms"],
-                },
-                "rerank": {"count": len(candidates), "ms": timings["rerank_ms"]},
-                "top_k": {"count": len(results), "ms": timings["cut_ms"]},
-                "confidence": {"parents": confidence["parents_considered"], "ms": timings["confidence_ms"]},
-            },
-            "confidence": confidence,
-            "total_ms": round(sum(timings.values()), 3),
-        }
+        diagnostics = SearchDiagnostics(
+            query=query,
+            query_terms=terms,
+            mode=mode,
+            embedding_model=self.embedder.model_id if embedding is not None else None,
+            parameters=SearchParameters(
+                prefetch_k=prefetch_k,
+                top_k_min=top_k_min,
+                top_k_max=top_k_max,
+                dynamic=request.dynamic,
+                drop_ratio=s.rag_similarity_drop_ratio,
+                min_similarity=params.min_similarity if mode == "vector" else None,
+                rrf_k=params.rrf_k,
+                full_text_weight=params.full_text_weight,
+                semantic_weight=params.semantic_weight if mode != "fulltext" else 0.0,
+                candidate_count=params.candidate_count,
+                ef_search=params.ef_search,
+                filtered_ef_search=params.filtered_ef_search,
+                rerank_similarity=self._similarity_source(mode),
+                rerank_weights=RerankWeightsOut(**asdict(self.weights)),
+                filters=filters,
+            ),
+            stages=SearchStages(
+                prefetch=PrefetchStage(
+                    count=len(rows), ms=timings["prefetch_ms"], embed_ms=timings["embed_ms"]
+                ),
+                rerank=StageOut(count=len(candidates), ms=timings["rerank_ms"]),
+                top_k=StageOut(count=len(results), ms=timings["cut_ms"]),
+                confidence=ConfidenceStage(
+                    parents=confidence["parents_considered"], ms=timings["confidence_ms"]
+                ),
+            ),
+            confidence=confidence,
+            total_ms=round(sum(timings.values()), 3),
+        )
         return SearchResult(query, mode, results, candidates, diagnostics, confidence)
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
@@ -201,53 +214,42 @@ class RetrievalService:
         return "vector"
 
     def _prefetch(
-        self, mode: Mode, query_text: str, embedding: np.ndarray | None, k: int, filters: dict[str, Any]
-    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        """Stage 1 rows, and the chunk count of each document they come from (for confidence)."""
-        with self.pool.connection() as conn:
-            # One snapshot for both reads: a document deleted or re-ingested in between must not
-            # leave rows whose document has no chunk count.
-            retrieval_repo.begin_read_snapshot(conn)
-            rows = self._prefetch_rows(conn, mode, query_text, embedding, k, filters)
-            totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
-        return rows, totals
-
-    def _prefetch_rows(
         self,
-        conn: psycopg.Connection,
         mode: Mode,
         query_text: str,
         embedding: np.ndarray | None,
         k: int,
         filters: dict[str, Any],
-    ) -> list[dict[str, Any]]:
-        s = self.settings
-        if mode == "vector":
-            assert embedding is not None
-            return retrieval_repo.match_documents(
-                conn,
-                query_embedding=embedding,
-                match_count=k,
-                min_similarity=s.rag_min_similarity,
-                filter=filters,
-                embedding_model=self.embedder.model_id,
-                ef_search=s.rag_hnsw_ef_search,
-                filtered_ef_search=s.rag_hnsw_filtered_ef_search,
-            )
-        return retrieval_repo.hybrid_search(
-            conn,
-            query_text=query_text,
-            query_embedding=embedding,
-            match_count=k,
-            full_text_weight=s.rag_full_text_weight if mode == "hybrid" else 1.0,
-            semantic_weight=s.rag_semantic_weight if mode == "hybrid" else 0.0,
-            rrf_k=s.rag_rrf_k,
-            filter=filters,
-            embedding_model=self.embedder.model_id if embedding is not None else None,
-            candidate_count=s.rag_candidate_count,
-            ef_search=s.rag_hnsw_ef_search,
-            filtered_ef_search=s.rag_hnsw_filtered_ef_search,
-        )
+        params: HybridParams,
+    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """Stage 1 rows, and the chunk count of each document they come from (for confidence)."""
+        model = self.embedder.model_id if embedding is not None else None
+        with self.pool.connection() as conn:
+            # One snapshot for both reads: a document deleted or re-ingested in between must not
+            # leave rows whose document has no chunk count.
+            retrieval_repo.begin_read_snapshot(conn)
+            if mode == "vector":
+                assert embedding is not None
+                rows = retrieval_repo.match_documents(
+                    conn,
+                    query_embedding=embedding,
+                    match_count=k,
+                    filter=filters,
+                    embedding_model=model,
+                    params=params,
+                )
+            else:
+                rows = retrieval_repo.hybrid_search(
+                    conn,
+                    query_text=query_text,
+                    query_embedding=embedding,
+                    match_count=k,
+                    filter=filters,
+                    embedding_model=model,
+                    params=params,
+                )
+            totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
+        return rows, totals
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":

@@ -6,6 +6,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import jieba.posseg
 
@@ -44,12 +45,15 @@ _CHATTER = re.compile(r"^(?:sure|okay|ok|certainly|of course|好的|当然|没�
 _QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」", "『": "』"}
 
 
+RewriteMethod = Literal["unchanged", "llm", "heuristic"]
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """The query to retrieve with, and how it was made."""
 
     query: str  # self-contained query to retrieve with
-    method: str  # "unchanged" | "llm" | "heuristic"
+    method: RewriteMethod
 
 
 def rewrite_followup(message: str, history: Sequence[Turn], llm: LLM) -> Rewrite:

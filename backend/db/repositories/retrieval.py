@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from backend.errors import EmbeddingModelMismatch
+from backend.retrieval.params import HYBRID, MATCH, HybridParams
 
 
 def hybrid_search(
@@ -18,38 +20,21 @@ def hybrid_search(
     query_text: str | None,
     query_embedding: np.ndarray | None,
     match_count: int,
-    full_text_weight: float,
-    semantic_weight: float,
-    rrf_k: int,
     filter: dict[str, Any],
     embedding_model: str | None,
-    candidate_count: int | None,
-    ef_search: int,
-    filtered_ef_search: int,
+    params: HybridParams,
 ) -> list[dict[str, Any]]:
     """Stage 1 prefetch: public.hybrid_search (full-text OR + HNSW, fused by RRF)."""
-    return _call(
+    return _call_function(
         conn,
-        """
-        select * from hybrid_search(
-            query_text => %(query_text)s, query_embedding => %(query_embedding)s,
-            match_count => %(match_count)s, full_text_weight => %(full_text_weight)s,
-            semantic_weight => %(semantic_weight)s, rrf_k => %(rrf_k)s, filter => %(filter)s,
-            query_embedding_model => %(embedding_model)s, candidate_count => %(candidate_count)s,
-            ef_search => %(ef_search)s, filtered_ef_search => %(filtered_ef_search)s)
-        """,
+        HYBRID,
         {
             "query_text": query_text,
             "query_embedding": query_embedding,
             "match_count": match_count,
-            "full_text_weight": full_text_weight,
-            "semantic_weight": semantic_weight,
-            "rrf_k": rrf_k,
             "filter": Jsonb(filter),
-            "embedding_model": embedding_model,
-            "candidate_count": candidate_count,
-            "ef_search": ef_search,
-            "filtered_ef_search": filtered_ef_search,
+            "query_embedding_model": embedding_model,
+            **params.sql_args(HYBRID),
         },
     )
 
@@ -59,30 +44,20 @@ def match_documents(
     *,
     query_embedding: np.ndarray,
     match_count: int,
-    min_similarity: float,
     filter: dict[str, Any],
     embedding_model: str | None,
-    ef_search: int,
-    filtered_ef_search: int,
+    params: HybridParams,
 ) -> list[dict[str, Any]]:
     """Vector-only prefetch: public.match_documents (cosine, min_similarity floor)."""
-    return _call(
+    return _call_function(
         conn,
-        """
-        select * from match_documents(
-            query_embedding => %(query_embedding)s, match_count => %(match_count)s,
-            min_similarity => %(min_similarity)s, filter => %(filter)s,
-            query_embedding_model => %(embedding_model)s, ef_search => %(ef_search)s,
-            filtered_ef_search => %(filtered_ef_search)s)
-        """,
+        MATCH,
         {
             "query_embedding": query_embedding,
             "match_count": match_count,
-            "min_similarity": min_similarity,
             "filter": Jsonb(filter),
-            "embedding_model": embedding_model,
-            "ef_search": ef_search,
-            "filtered_ef_search": filtered_ef_search,
+            "query_embedding_model": embedding_model,
+            **params.sql_args(MATCH),
         },
     )
 
@@ -103,10 +78,16 @@ def chunk_counts(conn: psycopg.Connection, *, document_ids: list[Any]) -> dict[s
     return {r[0]: int(r[1]) for r in rows}
 
 
-def _call(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+def _call_function(conn: psycopg.Connection, function: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """`select * from function(name => value, ...)`: the names are HybridParams fields and fixed keys
+    of this module (never caller input), the values are bound parameters."""
+    named = sql.SQL(", ").join(
+        sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in args
+    )
+    statement = sql.SQL("select * from {}({})").format(sql.Identifier("public", function), named)
     try:
         with conn.cursor(row_factory=dict_row) as cur:
-            return cur.execute(sql, params).fetchall()
+            return cur.execute(statement, args).fetchall()
     except psycopg.errors.InvalidParameterValue as exc:
         if "does not match the stored chunks" in str(exc):
             hint = exc.diag.message_hint or ""

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from backend.services.evidence_budget import EvidenceBudget
+from backend.retrieval.budget import EvidenceBudget
 
 
 def test_the_seeds_worked_example():

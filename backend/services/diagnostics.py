@@ -1,0 +1,183 @@
+"""What each retrieval and chat stage did, as typed data: returned by the services, shown in /docs.
+
+Field descriptions are the documentation a web-app developer reads in the OpenAPI page, so each one
+says what the number means, not how it is computed internally.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Diag(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- /search ------------------------------------------------------------------------------------
+
+
+class RerankWeightsOut(_Diag):
+    similarity: float = Field(description="weight of the similarity feature in the final score")
+    coverage: float = Field(description="weight of the share of query terms the chunk contains")
+    structure_bonus: float = Field(description="added when the chunk starts with a heading")
+
+
+class SearchParameters(_Diag):
+    """The effective parameters of one search (request values merged with settings)."""
+
+    prefetch_k: int = Field(description="candidates asked of the SQL function (match_count)")
+    top_k_min: int = Field(description="the dynamic cut keeps at least this many results")
+    top_k_max: int = Field(description="and at most this many")
+    dynamic: bool = Field(description="whether the dynamic top-k cut was applied")
+    drop_ratio: float = Field(description="the cut keeps results scoring at least best x drop_ratio")
+    min_similarity: float | None = Field(description="cosine floor of vector mode; null in other modes")
+    rrf_k: int = Field(description="RRF smoothing constant of hybrid_search")
+    full_text_weight: float = Field(description="weight of the full-text leg in the fusion")
+    semantic_weight: float = Field(description="weight of the vector leg in the fusion")
+    candidate_count: int | None = Field(description="rows each SQL leg fetches; null: 4 x prefetch_k")
+    ef_search: int = Field(description="hnsw.ef_search without a filter")
+    filtered_ef_search: int = Field(description="hnsw.ef_search with a filter")
+    rerank_similarity: str = Field(description="what entered the reranker as similarity")
+    rerank_weights: RerankWeightsOut
+    filters: dict[str, Any] = Field(description="the metadata filter applied inside each SQL leg")
+
+
+class StageOut(_Diag):
+    count: int = Field(description="items this stage produced")
+    ms: float = Field(description="wall time of the stage in milliseconds")
+
+
+class PrefetchStage(StageOut):
+    embed_ms: float = Field(description="time spent embedding the query (0 in full-text mode)")
+
+
+class ConfidenceStage(_Diag):
+    parents: int = Field(description="parent documents scored for confidence")
+    ms: float
+
+
+class SearchStages(_Diag):
+    prefetch: PrefetchStage = Field(
+        description="Stage 1: the SQL function (hybrid_search or match_documents)"
+    )
+    rerank: StageOut = Field(description="Stage 2: heuristic rerank of every prefetched chunk")
+    top_k: StageOut = Field(description="Stage 3: the (dynamic) top-k cut")
+    confidence: ConfidenceStage
+
+
+class SearchDiagnostics(_Diag):
+    query: str = Field(description="the query after cleaning (NFKC, whitespace)")
+    query_terms: list[str] = Field(description="significant terms after segmentation and stopwords")
+    mode: Literal["hybrid", "vector", "fulltext"]
+    embedding_model: str | None = Field(description="model that embedded the query; null in full-text mode")
+    parameters: SearchParameters
+    stages: SearchStages
+    confidence: dict[str, Any] = Field(
+        description="retrieval confidence over the candidates (overall-score-confidence contract)"
+    )
+    total_ms: float
+
+
+# --- /chat --------------------------------------------------------------------------------------
+
+
+class RewriteDiagnostics(_Diag):
+    query: str = Field(description="the self-contained query that was searched")
+    method: Literal["unchanged", "llm", "heuristic"] = Field(
+        description="unchanged (no history), llm (rewritten by the model) or heuristic (entity named)"
+    )
+
+
+class BudgetOut(_Diag):
+    local_top_k: int = Field(description="the retrieval budget of one chat turn")
+    step_k: int = Field(description="most evidence chunks one turn keeps after fusion")
+    write_k: int = Field(description="evidence chunks that enter the model's context")
+    actual_recall: int = Field(description="candidates asked of the database by the main search")
+    local_recall_k: int = Field(description="main-search chunks handed to fusion after the local rerank")
+
+
+class PoolFusionOut(_Diag):
+    """fuse_pools_with_gap_protection's report (evidence-retention.md, section 四)."""
+
+    main_in: int
+    gap_in: int
+    total_reranked: int
+    rank_pool_k: int
+    rank_pool_multiplier: float
+    gap_deficit_before_fill: int
+    gap_backfill_ranked: int
+    gap_backfill_unranked: int
+    gap_min_keep: int = Field(description="the gap quota actually enforced")
+    gap_in_output: int
+    output_count: int
+    top_k: int
+    gap_ratio: float
+    gap_min_keep_desired: int
+    duplicates_dropped: int = Field(description="candidates found by both pools, counted once as main")
+    reranker_dropped: int
+
+
+class GapDiagnostics(_Diag):
+    triggered: bool = Field(description="whether gap searches ran")
+    reason: str | None = Field(description="why the evidence counted as scarce; null when it did not")
+    queries: list[str] = Field(default_factory=list, description="the gap searches that were run")
+    method: Literal["llm", "keywords", "none"] | None = None
+    top_k: int | None = None
+    failed: list[str] = Field(default_factory=list, description="gap searches that failed (logged)")
+    pool_fusion: PoolFusionOut | None = None
+
+
+class TruncationDiagnostics(_Diag):
+    by: Literal["dynamic_top_k", "pool_fusion"] = Field(description="the one step that truncated")
+    kept: int
+    of: int
+
+
+class RelevanceDiagnostics(_Diag):
+    kept: int = Field(description="evidence chunks that passed the relevance gate")
+    dropped: int
+
+
+class EvidenceDiagnostics(_Diag):
+    budget: BudgetOut
+    gap: GapDiagnostics
+    truncation: TruncationDiagnostics
+    relevance: RelevanceDiagnostics
+
+
+class ConfidenceSummary(_Diag):
+    confidence_level: Literal["low", "medium", "high"]
+    best_overall_score: float
+    need_hitl: bool = Field(description="two candidate documents compete: clarify rather than guess")
+    web_fallback: bool = Field(description="the documents likely do not answer the question")
+    score_ratio: float | None = Field(description="runner-up document score / best score")
+
+
+class ContextDiagnostics(_Diag):
+    sources: int = Field(description="sources in the model's context, numbered [1..sources]")
+    extra_sources: int = Field(description="further evidence numbered after them (citable, not shown)")
+    used_tokens: int
+    budget_tokens: int
+    dropped_duplicates: int
+    truncated: int = Field(description="sources shortened to fit the token budget")
+    dropped_for_budget: int
+
+
+class CitationDiagnostics(_Diag):
+    valid: list[int] = Field(description="source numbers the answer cites")
+    invalid_removed: int = Field(description="markers that pointed at no source and were removed")
+
+
+class ChatDiagnostics(_Diag):
+    rewrite: RewriteDiagnostics
+    retrieval: SearchDiagnostics = Field(description="the main search, as /search reports it")
+    evidence: EvidenceDiagnostics
+    confidence: ConfidenceSummary
+    context: ContextDiagnostics
+    citations: CitationDiagnostics
+    clarify: bool = Field(description="the reply asks which document the user means")
+    generator: str = Field(description="gemini, extractive, scripted, clarify or none (nothing found)")
+    llm: str | None = Field(description="the model that wrote the answer, if one did")
+    total_ms: float = 0.0
