@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     db_pool_min_size: int = Field(default=1, ge=1)
     db_pool_max_size: int = Field(default=10, ge=1)
     db_statement_timeout_ms: int = Field(default=30_000, ge=0)
+    auto_migrate: bool | None = Field(
+        default=None,
+        description="Apply pending migrations when the API or a CLI command starts. None: on for the "
+        "embedded database, off for DATABASE_URL (deploys migrate explicitly: `db upgrade`, "
+        "`alembic upgrade head` or `supabase db push`).",
+    )
 
     # --- three-stage retrieval (seed: three-stage-retrieval.md) ------------------------------
     rag_prefetch_k: int = Field(default=15, ge=1, le=1000)
@@ -197,6 +203,10 @@ class Settings(BaseSettings):
     @property
     def uses_embedded_db(self) -> bool:
         return not self.database_url.strip()
+
+    @property
+    def resolved_auto_migrate(self) -> bool:
+        return self.uses_embedded_db if self.auto_migrate is None else self.auto_migrate
 
     @property
     def resolved_embedding_provider(self) -> Literal["gemini", "local"]:

@@ -179,3 +179,50 @@ def test_llm_failure_is_a_502_and_stores_nothing(corpus, scripted_llm):
     assert response.status_code == 502
     assert "503" in response.json()["detail"]
     assert corpus.get("/conversations").json() == []
+
+
+def sse_events(response) -> list[tuple[str, dict]]:
+    frames = [f for f in "".join(response.iter_text()).split("\n\n") if f]
+    return [
+        (f.split("\n")[0].removeprefix("event: "), json.loads(f.split("\n")[1].removeprefix("data: ")))
+        for f in frames
+    ]
+
+
+def test_a_database_failure_after_the_200_ends_the_stream_with_an_error_event(
+    corpus, scripted_llm, monkeypatch
+):
+    import psycopg
+
+    from backend.db.repositories import conversations as conversations_repo
+
+    def fail(*args, **kwargs):
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(conversations_repo, "add_message", fail)
+    scripted_llm.answers = ["考拉以桉树叶为食[1]。"]
+    with corpus.stream("POST", "/chat", json={"message": "考拉吃什么？", "stream": True}) as response:
+        assert response.status_code == 200
+        events = sse_events(response)
+    kinds = [k for k, _ in events]
+    assert kinds[0] == "delta"
+    assert kinds[-1] == "error"
+    assert "done" not in kinds
+    error = events[-1][1]
+    assert (error["status"], error["error"]) == (503, "DatabaseUnavailable")
+    assert "server closed" not in error["detail"]  # the database's own words stay in the log
+
+
+def test_an_unexpected_failure_mid_stream_is_an_error_event_without_internals(corpus, scripted_llm):
+    def answer(question, sources, history=()):
+        yield "考拉"
+        raise RuntimeError("/srv/app/secret.py line 3: boom")
+
+    scripted_llm.answer = answer
+    with corpus.stream("POST", "/chat", json={"message": "考拉吃什么？", "stream": True}) as response:
+        assert response.status_code == 200
+        events = sse_events(response)
+    assert [k for k, _ in events] == ["delta", "error"]
+    assert events[1][1]["status"] == 500
+    assert "secret" not in events[1][1]["detail"]
+    assert corpus.get("/conversations").json() == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 
@@ -118,3 +120,23 @@ def test_oversized_body_answers_413_with_a_message(make_services):
         assert response.status_code == 413
         assert "MAX_REQUEST_BYTES" in response.json()["detail"]
         assert small.get("/documents").json()["total"] == 0
+
+
+def test_a_chunked_body_without_content_length_is_limited_too(make_services):
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+
+    def chunks(total: int):
+        body = json.dumps({"title": "t", "content": "袋鼠" * total}).encode()
+        for i in range(0, len(body), 512):
+            yield body[i : i + 512]
+
+    services = make_services(max_request_bytes=4096)
+    with TestClient(create_app(services=services)) as small:
+        headers = {"content-type": "application/json"}
+        response = small.post("/documents", content=chunks(2000), headers=headers)
+        assert response.status_code == 413
+        assert "MAX_REQUEST_BYTES" in response.json()["detail"]
+        assert small.get("/documents").json()["total"] == 0
+        assert small.post("/documents", content=chunks(100), headers=headers).status_code == 200

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import asyncio
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
 
 from backend import __version__
 from backend.api.errors import install_error_handlers
+from backend.api.middleware import BodySizeLimit
 from backend.api.routes import chat, conversations, documents, search
 from backend.config import Settings, get_settings
 from backend.services.container import Services, build_services
@@ -25,35 +26,23 @@ stores its sources, so a client can redraw citations later.
 def create_app(services: Services | None = None, settings: Settings | None = None) -> FastAPI:
     """The app; tests pass ready services, the server builds them from settings at start-up."""
 
+    resolved = settings or (services.settings if services else get_settings())
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = services is None
-        app.state.services = services or build_services(settings or get_settings())
+        # Starting the embedded server, migrating and opening the pool block for seconds: a thread,
+        # so the event loop stays free (and a slow database never freezes other apps in the process).
+        app.state.services = services or await asyncio.to_thread(build_services, resolved)
         try:
             yield
         finally:
             if owned:
-                app.state.services.close()
+                await asyncio.to_thread(app.state.services.close)
 
     app = FastAPI(title="pgrag", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
-    limit = (settings or (services.settings if services else get_settings())).max_request_bytes
-
-    @app.middleware("http")
-    async def limit_body_size(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > limit:
-            return JSONResponse(
-                {
-                    "detail": f"request body of {length} bytes exceeds the limit of {limit} "
-                    "bytes (MAX_REQUEST_BYTES)",
-                    "error": "PayloadTooLarge",
-                },
-                status_code=413,
-            )
-        return await call_next(request)
+    app.add_middleware(BodySizeLimit, limit=resolved.max_request_bytes)
 
     for module in (documents, search, chat, conversations):
         app.include_router(module.router)

@@ -1,8 +1,9 @@
-"""Errors -> HTTP responses, in one place. A user sees a message, never a stack trace."""
+"""Errors -> HTTP responses, in one place. A user sees a message, never a stack trace or SQL."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import psycopg
 from fastapi import FastAPI, Request
@@ -14,10 +15,47 @@ from backend.errors import DomainError
 logger = logging.getLogger(__name__)
 
 
+def error_payload(exc: Exception) -> tuple[int, dict[str, Any]]:
+    """(status, body) for any exception: what a response, or an SSE `error` event, carries.
+
+    Domain errors keep their message; database failures say what happened without SQL text;
+    anything else is an internal error whose details go to the log only.
+    """
+    if isinstance(exc, DomainError):
+        return exc.status_code, {"detail": str(exc), "error": type(exc).__name__}
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return 504, {
+            "detail": "the database query took too long and was cancelled (DB_STATEMENT_TIMEOUT_MS); "
+            "try again, or narrow the request",
+            "error": "DatabaseTimeout",
+        }
+    if isinstance(exc, psycopg.OperationalError):
+        return 503, {
+            "detail": "the database is unavailable; try again shortly",
+            "error": "DatabaseUnavailable",
+        }
+    return 500, {"detail": "internal error; it has been logged", "error": "InternalError"}
+
+
+def log_failure(exc: Exception, where: str) -> None:
+    """Log what error_payload hides from the user (domain errors are the user's, not ours)."""
+    if isinstance(exc, DomainError):
+        return
+    if isinstance(exc, psycopg.Error):
+        logger.error("%s: database error: %s", where, exc)
+    else:
+        logger.exception("%s: unexpected error", where, exc_info=exc)
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(DomainError)
-    async def domain_error(request: Request, exc: DomainError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=exc.status_code)
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        log_failure(exc, f"{request.method} {request.url.path}")
+        status, body = error_payload(exc)
+        return JSONResponse(body, status_code=status)
+
+    app.add_exception_handler(DomainError, handle)
+    app.add_exception_handler(psycopg.Error, handle)
+    app.add_exception_handler(Exception, handle)  # a JSON 500 without internals, logged with its traceback
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -27,12 +65,4 @@ def install_error_handlers(app: FastAPI) -> None:
             problems.append(f"{loc}: {err['msg']}")
         return JSONResponse(
             {"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems}, status_code=422
-        )
-
-    @app.exception_handler(psycopg.OperationalError)
-    async def database_unavailable(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
-        logger.error("database unavailable: %s", exc)
-        return JSONResponse(
-            {"detail": "the database is unavailable; try again shortly", "error": "DatabaseUnavailable"},
-            status_code=503,
         )

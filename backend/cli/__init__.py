@@ -9,7 +9,16 @@ import warnings
 
 from pydantic import ValidationError
 
-from backend.cli import db_commands
+from backend.cli import (
+    calibrate_commands,
+    db_commands,
+    ingest_commands,
+    query_commands,
+    server_commands,
+)
+
+# Every command module is imported for real: one that fails to import is an error, not a missing command.
+COMMAND_MODULES = (db_commands, ingest_commands, query_commands, server_commands, calibrate_commands)
 
 
 class CliError(Exception):
@@ -20,14 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m backend", description="Postgres-native RAG backend")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    db_commands.register(sub)
-    for module_name in ("ingest_commands", "query_commands", "server_commands", "calibrate_commands"):
-        try:
-            module = __import__(f"backend.cli.{module_name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"backend.cli.{module_name}":
-                raise
-            continue
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 

@@ -27,16 +27,25 @@ def serve(args: argparse.Namespace, services: Services | None = None) -> int:
     import uvicorn
 
     from backend.api.app import create_app
+    from backend.services.container import build_services
 
     settings = get_settings()
+    # Built before the server starts: a database that cannot be reached or is behind the code is a
+    # one-line error here, not a traceback from inside the server's start-up.
+    owned = services is None
+    services = services or build_services(settings)
     host, port = args.host or settings.host, args.port or settings.port
     print(f"serving on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", flush=True)
-    uvicorn.run(
-        create_app(services=services, settings=settings),
-        host=host,
-        port=port,
-        log_level=settings.log_level.lower(),
-    )
+    try:
+        uvicorn.run(
+            create_app(services=services, settings=settings),
+            host=host,
+            port=port,
+            log_level=settings.log_level.lower(),
+        )
+    finally:
+        if owned:
+            services.close()
     return 0
 
 

@@ -39,12 +39,15 @@ def build_services(
     database_url: str | None = None,
     embedder: Embedder | None = None,
     llm: LLM | None = None,
-    migrate: bool = True,
+    migrate: bool | None = None,
 ) -> Services:
-    """Resolve the database (embedded if unset), migrate, open the pool, wire the providers."""
+    """Resolve the database (embedded if unset), migrate (AUTO_MIGRATE unless `migrate` says), open the
+    pool, wire the providers. A schema older than the code is refused with what to run."""
     url = database_url or resolve_database_url(settings)
-    if migrate:
+    if settings.resolved_auto_migrate if migrate is None else migrate:
         migrations.upgrade(url)
+    else:
+        _require_current_schema(url)
     pool = create_pool(url, settings)
     embedder = embedder or create_embedder(settings)
     llm = llm or create_llm(settings)
@@ -63,3 +66,12 @@ def build_services(
         retrieval=retrieval,
         chat=ChatService(pool, retrieval, llm, settings),
     )
+
+
+def _require_current_schema(url: str) -> None:
+    current, head = migrations.current_revision(url), migrations.head_revision()
+    if current != head:
+        raise ConfigurationError(
+            f"the database schema is at migration {current or 'none (empty database)'} but this code "
+            f"needs {head}: run `python -m backend db upgrade` (or set AUTO_MIGRATE=true)"
+        )

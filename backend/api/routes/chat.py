@@ -9,8 +9,8 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from backend.api.deps import ServicesDep
+from backend.api.errors import error_payload, log_failure
 from backend.api.schemas import ChatIn, ChatOut
-from backend.errors import DomainError
 from backend.services.chat import ChatRequest, reply_to_dict
 
 router = APIRouter(prefix="/chat", tags=["chat"])
@@ -36,12 +36,17 @@ def chat(body: ChatIn, services: ServicesDep) -> dict | StreamingResponse:
 
 
 def _sse(first: dict, events: Iterator[dict]) -> Iterator[str]:
+    """The stream after the 200: whatever fails from here on (the model, the database write of the
+    answer) ends the stream with an `error` event carrying the status it would have had, never with a
+    cut connection."""
     yield _frame(first)
     try:
         for event in events:
             yield _frame(event)
-    except DomainError as exc:
-        yield _frame({"type": "error", "detail": str(exc), "error": type(exc).__name__})
+    except Exception as exc:
+        log_failure(exc, "POST /chat (stream)")
+        status, body = error_payload(exc)
+        yield _frame({"type": "error", "status": status, **body})
 
 
 def _frame(event: dict) -> str:
