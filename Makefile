@@ -18,16 +18,19 @@ install: $(STAMP)
 run: install
 	$(BIN)/python -m backend demo
 
-## test: the whole suite against a real PostgreSQL + pgvector (embedded unless TEST_DATABASE_URL is set)
-test: install
+## test: lint, types, then the whole suite against a real PostgreSQL + pgvector (embedded unless
+## TEST_DATABASE_URL is set). What .ci/run calls.
+test: lint
 	$(BIN)/python -m pytest -q
 
 ## test-fast: skip the tests that run the real local embedding model
 test-fast: install
 	$(BIN)/python -m pytest -q -m 'not slow and not benchmark'
 
+## lint: ruff (style and format) and mypy over backend/, tests/ and bench/
 lint: install
 	$(BIN)/ruff check backend tests bench
+	$(BIN)/ruff format --check backend tests bench
 	$(BIN)/mypy
 
 bench: bench-quality bench-ingest

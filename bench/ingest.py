@@ -38,7 +38,8 @@ import psycopg
 from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import documents as documents_repo
-from backend.ingest.loaders import LoadedDocument, load_path
+from backend.ingest.documents import LoadedDocument
+from backend.ingest.loaders import load_path
 from backend.llm.extractive import ExtractiveLLM
 from backend.services.bulk_load import BULK_DEFERRED_INDEX_METHODS, BulkLoad
 from backend.services.container import build_services

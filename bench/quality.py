@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 
 from backend.config import Settings
-from backend.embeddings import Embedder, HashingEmbedder, LocalEmbedder
-from backend.ingest.loaders import LoadedDocument, load_path
+from backend.embeddings import Embedder, LocalEmbedder
+from backend.ingest.documents import LoadedDocument
+from backend.ingest.loaders import load_path
 from backend.llm.extractive import ExtractiveLLM
 from backend.services.container import Services, build_services
+from backend.testing import HashingEmbedder
 from backend.text import clean_query, query_terms
 from bench import supabase_ref
 from bench.common import (

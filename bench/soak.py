@@ -33,7 +33,8 @@ from backend.cli.ingest_commands import iter_inputs
 from backend.cli.server_commands import DEMO_CORPUS
 from backend.config import Settings
 from backend.embeddings import LocalEmbedder
-from backend.ingest.loaders import LoadedDocument, LoadFailure, load_path
+from backend.ingest.documents import LoadedDocument, LoadFailure
+from backend.ingest.loaders import load_path
 from backend.llm.extractive import ExtractiveLLM
 from backend.services.container import Services, build_services
 from bench.common import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -41,7 +41,7 @@ def server_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def fresh_database(server_url: str) -> Iterator[callable]:
+def fresh_database(server_url: str) -> Iterator[Callable[[], str]]:
     """A factory of empty scratch databases on the test server, dropped at the end of the session."""
     created: list[str] = []
 
@@ -90,7 +90,7 @@ def settings():
 
 @pytest.fixture
 def scripted_llm():
-    from backend.llm import ScriptedLLM
+    from backend.testing import ScriptedLLM
 
     return ScriptedLLM()
 
@@ -98,8 +98,8 @@ def scripted_llm():
 @pytest.fixture
 def make_services(database_url, db, settings, scripted_llm):
     """Build services on the session database (emptied after each test) with test providers."""
-    from backend.embeddings import HashingEmbedder
     from backend.services.container import build_services
+    from backend.testing import HashingEmbedder
 
     built = []
 

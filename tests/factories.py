@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from backend.ingest.loaders import LoadedDocument
+from backend.ingest.documents import LoadedDocument
 from backend.text import index_tokens
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from backend.llm import ScriptedLLM
+from backend.testing import ScriptedLLM
 
 DOCS = [
     {

@@ -98,7 +98,7 @@ def test_query_with_another_embedding_model_is_a_409_saying_how_to_reembed(corpu
     from fastapi.testclient import TestClient
 
     from backend.api.app import create_app
-    from backend.embeddings import HashingEmbedder
+    from backend.testing import HashingEmbedder
 
     other = make_services(embedder=HashingEmbedder(dims=768))
     with TestClient(create_app(services=other)) as c:

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
 from backend.confidence.policy import load_policy
-from backend.llm import ScriptedLLM
+from backend.testing import ScriptedLLM
 
 DOCS = [
     {"external_id": "kangaroo", "title": "尤金袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。"},

@@ -39,7 +39,7 @@ _ids = iter(range(1, 1_000_000))
 
 @dataclass
 class Chunk:
-    document_id: str
+    document_id: str | uuid.UUID
     rrf_score: float | None
     final_score: float
     heading_path: list[str] = field(default_factory=list)

@@ -17,15 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.config import Settings
-from backend.embeddings import (
-    Embedder,
-    FailingEmbedder,
-    GeminiEmbedder,
-    HashingEmbedder,
-    LocalEmbedder,
-    create_embedder,
-)
+from backend.embeddings import Embedder, GeminiEmbedder, LocalEmbedder, create_embedder
 from backend.errors import InvalidInput, ProviderError
+from backend.testing import FailingEmbedder, HashingEmbedder
 from tests.fake_http import serve
 
 _PATH = re.compile(r"^/v1(?:beta)?/models/(?P<model>[^/:]+):batchEmbedContents$")
@@ -119,7 +113,7 @@ def fake_gemini() -> Iterator[tuple[FakeGemini, str]]:
 
 def gemini(url: str, **overrides: object) -> GeminiEmbedder:
     """A GeminiEmbedder pointed at the fake, with tiny backoff sleeps."""
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "GEMINI_API_KEY": "test-key",
         "gemini_base_url": url,
         "gemini_embedding_dims": 16,

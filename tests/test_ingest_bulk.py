@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from backend.cli import main
-from backend.embeddings import FailingEmbedder, HashingEmbedder
 from backend.errors import ProviderError
-from backend.ingest.loaders import LoadedDocument
+from backend.ingest.documents import LoadedDocument
 from backend.retrieval.params import Mode
 from backend.services.retrieval import SearchRequest
+from backend.testing import FailingEmbedder, HashingEmbedder
 from tests.factories import loaded_document
 
 ANIMALS = {

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.embeddings import FailingEmbedder, HashingEmbedder
 from backend.errors import InvalidInput, ProviderError
-from backend.ingest.loaders import LoadedDocument, load_path
+from backend.ingest.documents import LoadedDocument
+from backend.ingest.loaders import load_path
+from backend.testing import FailingEmbedder, HashingEmbedder
 from tests.factories import loaded_document
 
 CMRC = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "cmrc2018-dev" / "corpus.jsonl"

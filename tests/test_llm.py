@@ -7,9 +7,10 @@ import re
 import socket
 from collections.abc import Iterator
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -19,7 +20,6 @@ from backend.llm import (
     ExtractiveLLM,
     GeminiLLM,
     PromptError,
-    ScriptedLLM,
     SourceText,
     Turn,
     create_llm,
@@ -27,6 +27,7 @@ from backend.llm import (
     load_prompt,
 )
 from backend.llm.extractive import MAX_SENTENCE_CHARS
+from backend.testing import ScriptedLLM
 from tests.fake_http import serve
 
 PROMPT_VARIABLES = {
@@ -321,7 +322,9 @@ def test_gemini_does_not_retry_once_text_was_streamed() -> None:
         raise genai_errors.ServerError(503, {"error": {"code": 503, "status": "UNAVAILABLE", "message": "x"}})
 
     client = SimpleNamespace(models=SimpleNamespace(generate_content_stream=broken_stream))
-    llm = GeminiLLM(Settings(_env_file=None, llm_max_retries=3), client=client, backoff_s=0.001)
+    llm = GeminiLLM(
+        Settings(_env_file=None, llm_max_retries=3), client=cast(genai.Client, client), backoff_s=0.001
+    )
     stream = llm.answer("q", KANGAROO)
     assert next(stream) == "尤金袋鼠"
     with pytest.raises(ProviderError, match="broke off"):

@@ -10,7 +10,8 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from backend.errors import UnsupportedDocument
-from backend.ingest.loaders import LoadedDocument, LoadFailure, load_bytes, load_path
+from backend.ingest.documents import LoadedDocument, LoadFailure
+from backend.ingest.loaders import load_bytes, load_path
 
 
 def make_pdf(pages: list[str], title: str | None = None) -> bytes:
@@ -59,6 +60,24 @@ def load_one(path: Path) -> LoadedDocument | LoadFailure:
     return items[0]
 
 
+def load_doc(path: Path) -> LoadedDocument:
+    item = load_one(path)
+    assert isinstance(item, LoadedDocument), item
+    return item
+
+
+def load_failure(path: Path) -> LoadFailure:
+    item = load_one(path)
+    assert isinstance(item, LoadFailure), item
+    return item
+
+
+def docs_in(path: Path) -> list[LoadedDocument]:
+    items = list(load_path(path))
+    assert all(isinstance(item, LoadedDocument) for item in items), items
+    return [item for item in items if isinstance(item, LoadedDocument)]
+
+
 # --- text and markdown -----------------------------------------------------------------------------
 
 
@@ -67,7 +86,7 @@ def test_markdown_title_is_the_first_h1_outside_code(tmp_path):
     path.write_text(
         "```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。\r\n", encoding="utf-8"
     )
-    doc = load_one(path)
+    doc = load_doc(path)
     assert doc == LoadedDocument(
         title="安装指南",
         content="```sh\n# a shell comment\n```\n\n## Intro\n\n# 安装指南 #\n\n正文。",
@@ -80,7 +99,7 @@ def test_markdown_title_is_the_first_h1_outside_code(tmp_path):
 def test_title_falls_back_to_the_file_stem(tmp_path):
     (tmp_path / "notes.txt").write_text("# looks like a heading\nplain text", encoding="utf-8")
     (tmp_path / "readme.markdown").write_text("#hashtag is no heading", encoding="utf-8")
-    txt, md = list(load_path(tmp_path))
+    txt, md = docs_in(tmp_path)
     assert (md.title, md.content_type) == ("readme", "text/markdown")
     assert (txt.title, txt.content_type) == ("notes", "text/plain")
 
@@ -100,7 +119,7 @@ def test_title_falls_back_to_the_file_stem(tmp_path):
 def test_legacy_encodings_decode(tmp_path, text, encoding):
     path = tmp_path / "doc.md"
     path.write_bytes(text.encode(encoding))
-    assert load_one(path).content == text
+    assert load_doc(path).content == text
 
 
 @pytest.mark.parametrize(
@@ -145,7 +164,7 @@ def test_single_unsupported_or_missing_path_fails(tmp_path):
     docx = tmp_path / "report.docx"
     docx.write_bytes(b"PK\x03\x04")
     assert load_one(docx) == LoadFailure(str(docx), "unsupported type .docx")
-    assert load_one(tmp_path / "missing.md").reason == "no such file or folder"
+    assert load_failure(tmp_path / "missing.md").reason == "no such file or folder"
 
 
 # --- HTML ------------------------------------------------------------------------------------------
@@ -161,7 +180,7 @@ PAGE = """<!doctype html><html><head><title>  发布 说明 </title><style>p { c
 def test_html_becomes_readable_text_with_markdown_headings(tmp_path):
     path = tmp_path / "page.html"
     path.write_text(PAGE, encoding="utf-8")
-    doc = load_one(path)
+    doc = load_doc(path)
     assert (doc.title, doc.content_type) == ("发布 说明", "text/html")
     assert doc.content == (
         "# 版本 2.0\n\n新增 混合检索&重排。\n\nSecond paragraph.\nNew line.\n\n"
@@ -174,8 +193,10 @@ def test_html_title_falls_back_to_h1_then_stem(tmp_path):
     (tmp_path / "b.html").write_text("<p>no title</p>", encoding="utf-8")
     (tmp_path / "c.html").write_text("<script>only()</script><nav>menu</nav>", encoding="utf-8")
     a, b, c = load_path(tmp_path)
+    assert isinstance(a, LoadedDocument)
+    assert isinstance(b, LoadedDocument)
     assert (a.title, b.title) == ("Heading One", "b")
-    assert c.reason == "no readable text in HTML"
+    assert c == LoadFailure(str(tmp_path / "c.html"), "no readable text in HTML")
 
 
 # --- PDF -------------------------------------------------------------------------------------------
@@ -184,7 +205,7 @@ def test_html_title_falls_back_to_h1_then_stem(tmp_path):
 def test_pdf_pages_are_joined_by_blank_lines(tmp_path):
     path = tmp_path / "paper.pdf"
     path.write_bytes(make_pdf(["First page text.", "", "Third page text."], title="A Paper"))
-    doc = load_one(path)
+    doc = load_doc(path)
     assert (doc.title, doc.content, doc.content_type) == (
         "A Paper",
         "First page text.\n\nThird page text.",
@@ -203,13 +224,13 @@ def test_pdf_pages_are_joined_by_blank_lines(tmp_path):
 def test_unreadable_pdfs_fail_with_a_reason(tmp_path, data, reason):
     path = tmp_path / "x.pdf"
     path.write_bytes(data)
-    assert load_one(path).reason.startswith(reason)
+    assert load_failure(path).reason.startswith(reason)
 
 
 def test_pdf_encrypted_with_an_empty_user_password_is_read(tmp_path):
     path = tmp_path / "open.pdf"
     path.write_bytes(encrypt(make_pdf(["Readable anyway."]), ""))
-    assert (load_one(path).content, load_one(path).title) == ("Readable anyway.", "open")
+    assert (load_doc(path).content, load_doc(path).title) == ("Readable anyway.", "open")
 
 
 # --- BEIR JSONL ------------------------------------------------------------------------------------
@@ -255,7 +276,10 @@ def test_jsonl_rows_become_documents_and_bad_lines_fail_alone(tmp_path):
 def test_binary_or_empty_jsonl_fails_once(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(b"\x00\x01\x02" * 100)
     (tmp_path / "b.jsonl").write_bytes(b"\n\n")
-    assert [(i.reason) for i in load_path(tmp_path)] == ["binary file", "empty file"]
+    assert list(load_path(tmp_path)) == [
+        LoadFailure(str(tmp_path / "a.jsonl"), "binary file"),
+        LoadFailure(str(tmp_path / "b.jsonl"), "empty file"),
+    ]
 
 
 # --- uploads ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from backend.config import DEFAULT_METADATA_WHITELIST
 from backend.errors import InvalidInput
-from backend.ingest.loaders import LoadedDocument
+from backend.ingest.documents import LoadedDocument
 from backend.ingest.metadata import chunk_metadata, document_metadata, quality_score, validate_metadata
 
 ZH = "混合检索把关键词检索和向量检索的结果融合在一起，再按相似度重排，得到更稳定的召回效果。" * 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -63,7 +64,7 @@ def pools(draw):
 )
 def test_fusion_properties(pools, top_k, gap_ratio, multiplier, explicit):
     main, gap = pools
-    diag = {}
+    diag: dict[str, Any] = {}
     out = fuse(main, gap, top_k, gap_ratio, multiplier, explicit, diag=diag)
     main_ids = set(ids(main))
     gap_only = [h for h in gap if h.chunk_id not in main_ids]  # an item in both pools counts as main
@@ -97,7 +98,7 @@ MAIN = hits((1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6), (5, 0.5), (6, 0.4))
 
 
 def test_without_a_gap_pool_it_is_the_plain_top_k_and_no_warning(caplog):
-    diag = {}
+    diag: dict[str, Any] = {}
     out = fuse(MAIN, [], top_k=4, diag=diag)
     assert ids(out) == [1, 2, 3, 4]
     assert (diag["pool_fusion"]["gap_min_keep"], diag["pool_fusion"]["gap_in_output"]) == (0, 0)
@@ -110,13 +111,13 @@ def test_an_empty_main_pool_returns_the_best_gap_items():
 
 
 def test_both_pools_empty_give_nothing():
-    diag = {}
+    diag: dict[str, Any] = {}
     assert fuse([], [], diag=diag) == []
     assert (diag["pool_fusion"]["output_count"], diag["pool_fusion"]["rank_pool_k"]) == (0, 0)
 
 
 def test_quota_met_by_the_slice_needs_no_backfill():
-    diag = {}
+    diag: dict[str, Any] = {}
     out = fuse(MAIN, hits((10, 0.85), (11, 0.1)), top_k=5, gap_ratio=0.2, diag=diag)
     assert ids(out) == [1, 10, 2, 3, 4]
     d = diag["pool_fusion"]
@@ -124,7 +125,7 @@ def test_quota_met_by_the_slice_needs_no_backfill():
 
 
 def test_backfill_from_the_ranked_tail_replaces_the_lowest_main_items():
-    diag = {}
+    diag: dict[str, Any] = {}
     gap = hits((10, 0.2), (11, 0.1), (12, 0.05))
     out = fuse(MAIN, gap, top_k=5, gap_ratio=0.4, multiplier=3.0, diag=diag)
     assert ids(out) == [1, 2, 3, 10, 11]  # 4 and 5 gave way, the best gap items came in
@@ -135,7 +136,7 @@ def test_backfill_from_the_ranked_tail_replaces_the_lowest_main_items():
 
 def test_backfill_from_unranked_gap_candidates_when_the_ranked_tail_has_none():
     main = [Hit(i, 1.0 - i / 100) for i in range(1, 11)]
-    diag = {}
+    diag: dict[str, Any] = {}
     gap = hits((50, 0.2), (51, 0.1))
     out = fuse(main, gap, top_k=3, gap_ratio=0.0, multiplier=1.0, gap_min_keep=1, diag=diag)
     assert ids(out) == [1, 2, 50]
@@ -146,7 +147,7 @@ def test_backfill_from_unranked_gap_candidates_when_the_ranked_tail_has_none():
 
 def test_backfill_takes_the_ranked_tail_before_unranked_candidates():
     main = [Hit(i, 1.0 - i / 100) for i in range(1, 9)]  # 0.99 .. 0.92
-    diag = {}
+    diag: dict[str, Any] = {}
     out = fuse(
         main, hits((50, 0.955), (51, 0.1), (52, 0.05)), top_k=3, multiplier=1.0, gap_min_keep=2, diag=diag
     )
@@ -170,7 +171,7 @@ def test_the_quota_is_a_ceiling_of_top_k_times_ratio_without_float_noise():
 
 
 def test_an_item_in_both_pools_counts_once_as_main():
-    diag = {}
+    diag: dict[str, Any] = {}
     shared = Hit(3, 0.7)
     out = fuse(MAIN, [shared, Hit(10, 0.1)], top_k=3, gap_ratio=0.4, diag=diag)
     assert ids(out) == [1, 2, 10]
@@ -192,7 +193,7 @@ def test_warning_when_the_quota_is_not_met_after_backfill(caplog):
         return by_score([h for h in items if h.score >= 0.3])
 
     with caplog.at_level(logging.WARNING, logger="backend.services.pool_fusion"):
-        diag = {}
+        diag: dict[str, Any] = {}
         gap = hits((10, 0.35), (11, 0.1))
         out = fuse(MAIN, gap, top_k=4, gap_ratio=0.5, rerank=drops_weak_items, diag=diag)
     assert ids(out) == [1, 2, 3, 10]
@@ -203,7 +204,7 @@ def test_warning_when_the_quota_is_not_met_after_backfill(caplog):
 
 
 def test_diag_holds_every_field_of_the_seed():
-    diag = {}
+    diag: dict[str, Any] = {}
     fuse(MAIN, hits((10, 0.2), (11, 0.1)), top_k=4, gap_ratio=0.5, multiplier=1.5, diag=diag)
     # rank_pool_k = min(max(ceil(4 x 1.5), 4 + 2), 8) = 6: both gap items rank 7th and 8th, unranked.
     assert diag["pool_fusion"] == {

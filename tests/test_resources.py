@@ -16,10 +16,11 @@ from psycopg_pool import ConnectionPool
 
 from backend.api.app import create_app
 from backend.db.repositories import retrieval as retrieval_repo
-from backend.embeddings import GeminiEmbedder, HashingEmbedder, LocalEmbedder
-from backend.llm import ExtractiveLLM, GeminiLLM, ScriptedLLM
+from backend.embeddings import GeminiEmbedder, LocalEmbedder
+from backend.llm import ExtractiveLLM, GeminiLLM
 from backend.services import container
 from backend.services.container import build_services
+from backend.testing import HashingEmbedder, ScriptedLLM
 from tests.factories import SEARCH_DOCS
 
 DOCS = SEARCH_DOCS[:3]
@@ -93,14 +94,15 @@ def test_fifty_requests_reuse_the_pool_and_providers_built_at_start_up(
     # embedder stands in for the local model (which the slow test below loads for real).
     monkeypatch.setattr(container, "create_embedder", lambda _settings: HashingEmbedder())
     app_settings = settings.model_copy(update={"database_url": database_url})
-    with TestClient(create_app(settings=app_settings)) as client:
-        services = client.app.state.services
+    app = create_app(settings=app_settings)
+    with TestClient(app) as client:
+        services = app.state.services
         at_start_up = dict(constructions)
         connections_before = services.pool.get_stats().get("connections_num", 0)
         results = mixed_requests(client)
         after_requests = dict(constructions)
         connections_opened = services.pool.get_stats().get("connections_num", 0) - connections_before
-        assert client.app.state.services is services
+        assert app.state.services is services
     assert len(results) >= 50
     assert [r for r in results if r[1] != r[2]] == []
     assert at_start_up == {"pool": 1, "embedder": 1, "llm": 1}
@@ -116,9 +118,10 @@ def test_fifty_requests_reuse_the_pool_and_providers_built_at_start_up(
 @pytest.mark.slow
 def test_the_local_model_loads_once_for_all_requests(database_url, db, settings, constructions):
     app_settings = settings.model_copy(update={"database_url": database_url})
-    with TestClient(create_app(settings=app_settings)) as client:
+    app = create_app(settings=app_settings)
+    with TestClient(app) as client:
         results = mixed_requests(client, searches=4)
-        assert isinstance(client.app.state.services.embedder, LocalEmbedder)
+        assert isinstance(app.state.services.embedder, LocalEmbedder)
     assert [r for r in results if r[1] != r[2]] == []
     assert dict(constructions) == {"pool": 1, "embedder": 1, "llm": 1, "model": 1}
 
@@ -147,7 +150,8 @@ def test_concurrent_searches_never_hold_more_than_db_pool_max_size_connections(
     def watch(conn: psycopg.Connection) -> None:
         query = "select count(*) from pg_stat_activity where application_name = %s"
         while not done.is_set():
-            peak[0] = max(peak[0], conn.execute(query, (name,)).fetchone()[0])
+            (count,) = conn.execute(query, (name,)).fetchone() or (0,)
+            peak[0] = max(peak[0], count)
 
     try:
         with TestClient(create_app(services=services)) as client:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from backend.errors import ProviderError
-from backend.llm import ExtractiveLLM, ScriptedLLM, Turn
+from backend.llm import LLM, ExtractiveLLM, Turn
 from backend.services.rewrite import Rewrite, clean_completion, rewrite_followup
+from backend.testing import ScriptedLLM
 
 KANGAROO_CHAT = [
     Turn("user", "尤金袋鼠分布在哪些地区？"),
@@ -60,7 +61,7 @@ def test_model_output_is_reduced_to_the_query(completion: str, expected: str | N
     ],
     ids=["no-llm", "provider-error", "empty-output", "absurdly-long"],
 )
-def test_heuristic_replaces_the_chinese_pronoun_with_the_entity(llm: object) -> None:
+def test_heuristic_replaces_the_chinese_pronoun_with_the_entity(llm: LLM) -> None:
     rewrite = rewrite_followup("那它的作者是谁？", KANGAROO_CHAT, llm)
     assert rewrite == Rewrite("尤金袋鼠的作者是谁？", "heuristic")
 

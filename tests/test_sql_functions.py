@@ -128,7 +128,7 @@ def test_wrong_dimension_query_embedding_gives_a_clear_error(db):
     message = str(err.value)
     assert "768 dimensions" in message
     assert "test-model@384 (384 dimensions)" in message
-    assert "re-embed" in err.value.diag.message_hint
+    assert "re-embed" in (err.value.diag.message_hint or "")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="does not match the stored chunks"):
         hybrid(db, "袋鼠", axis(0, dims=768))
 
@@ -175,9 +175,11 @@ def big_corpus(fresh_database):
     words = ["袋鼠", "澳洲", "岛屿", "地区", "天气", "历史", "音乐", "电影", "城市", "河流"]
     with connect(url) as conn:
         # Bulk load without the HNSW index, then build it once: far faster than 10,000 inserts into it.
-        (index_ddl,) = conn.execute(
+        row = conn.execute(
             "select indexdef from pg_indexes where indexname = 'chunks_embedding_384_hnsw_idx'"
         ).fetchone()
+        assert row is not None
+        (index_ddl,) = row
         conn.execute("drop index chunks_embedding_384_hnsw_idx")
         doc = insert_document(conn)
         with (

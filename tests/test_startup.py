@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
 from backend.db import migrations
-from backend.embeddings import HashingEmbedder
 from backend.errors import ConfigurationError
 from backend.services import container
+from backend.testing import HashingEmbedder
 
 
 def test_an_external_database_behind_the_code_is_refused_with_what_to_run(fresh_database, settings):
@@ -50,6 +50,7 @@ def test_services_are_built_off_the_event_loop(monkeypatch, make_services):
     monkeypatch.setattr("backend.api.app.build_services", build)
     with TestClient(create_app(settings=ready.settings)) as client:
         assert client.get("/health").json() == {"status": "ok"}
+        assert client.portal is not None
         loop_thread = client.portal.call(threading.current_thread)
     assert built_on
     assert built_on[0] is not loop_thread
@@ -80,6 +81,6 @@ def test_an_unreachable_database_is_a_503(client, monkeypatch):
 def test_every_command_module_registers_its_commands():
     from backend.cli import build_parser
 
-    parser = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert {"db", "ingest", "search", "ask", "serve", "demo", "reembed", "calibrate"} <= set(commands)
+    usage = build_parser().format_help()
+    for command in ("db", "ingest", "search", "ask", "serve", "demo", "reembed", "calibrate"):
+        assert command in usage

@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from backend.config import get_settings
-from backend.ingest.loaders import LoadedDocument, LoadFailure, load_path
+from backend.ingest.documents import LoadedDocument, LoadFailure
+from backend.ingest.loaders import load_path
 from backend.services.ingestion import IngestionService, IngestSummary
 
 

@@ -2,15 +2,12 @@
 
 from backend.embeddings.base import Embedder
 from backend.embeddings.factory import create_embedder
-from backend.embeddings.fake import FailingEmbedder, HashingEmbedder
 from backend.embeddings.gemini import GeminiEmbedder
 from backend.embeddings.local import LocalEmbedder
 
 __all__ = [
     "Embedder",
-    "FailingEmbedder",
     "GeminiEmbedder",
-    "HashingEmbedder",
     "LocalEmbedder",
     "create_embedder",
 ]

@@ -7,7 +7,6 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pypdf import PdfReader
@@ -15,6 +14,7 @@ from pypdf import PdfReader
 from backend.config import DEFAULT_METADATA_WHITELIST
 from backend.errors import InvalidInput, UnsupportedDocument
 from backend.ingest.decoding import decode_text, is_binary
+from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.html_text import html_to_text
 from backend.ingest.metadata import validate_metadata
 from backend.text.normalize import clean_document_text
@@ -39,27 +39,6 @@ _SUFFIX_BY_TYPE = {
 _H1 = re.compile(r" {0,3}# +(.+?)(?: +#+)? *")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class LoadedDocument:
-    """One document's readable text and provenance, ready for chunking."""
-
-    title: str
-    content: str
-    source: str
-    filename: str | None
-    content_type: str
-    external_id: str | None = None
-    metadata: dict = field(default_factory=dict)
-
-
-@dataclass
-class LoadFailure:
-    """A file (or JSONL line) that could not be read, and why; a batch goes on past it."""
-
-    source: str
-    reason: str
 
 
 def load_path(

@@ -5,13 +5,11 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from backend.errors import InvalidInput
+from backend.ingest.documents import LoadedDocument
 from backend.text.segment import detect_lang, keyphrases
-
-if TYPE_CHECKING:
-    from backend.ingest.loaders import LoadedDocument
 
 # Seed weights (质量评分配置); without an OCR confidence its weight is spread over the other three.
 _WEIGHTS = {"garbled": 0.4, "valid": 0.2, "length": 0.2, "ocr": 0.2}

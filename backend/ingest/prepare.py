@@ -13,7 +13,7 @@ from backend.config import Settings
 from backend.db.repositories import documents as documents_repo
 from backend.errors import InvalidInput
 from backend.ingest.chunking import Chunk, chunk_text
-from backend.ingest.loaders import LoadedDocument
+from backend.ingest.documents import LoadedDocument
 from backend.ingest.metadata import chunk_metadata, document_metadata, validate_metadata
 from backend.text import index_tokens, normalize
 

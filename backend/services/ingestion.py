@@ -30,7 +30,7 @@ from backend.config import Settings
 from backend.db.repositories import documents as documents_repo
 from backend.embeddings import Embedder
 from backend.errors import DomainError, InvalidInput, ProviderError
-from backend.ingest.loaders import LoadedDocument, LoadFailure
+from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.prepare import PreparedChunk, PreparedDocument, prepare_document
 from backend.services.bulk_load import BulkLoad, BulkLoadStats
 from backend.services.embedding_store import embed_with_cache

@@ -17,7 +17,8 @@ from backend.api.schemas import (
     IngestSummaryOut,
 )
 from backend.errors import NotFound, PayloadTooLarge, UnsupportedDocument
-from backend.ingest.loaders import LoadedDocument, LoadFailure, load_bytes
+from backend.ingest.documents import LoadedDocument, LoadFailure
+from backend.ingest.loaders import load_bytes
 from backend.services import documents as documents_service
 from backend.services.ingestion import IngestSummary
 
