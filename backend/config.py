@@ -121,6 +121,13 @@ class Settings(BaseSettings):
     chat_gap_supplement_enabled: bool = True
     chat_gap_max_queries: int = Field(default=3, ge=1, le=10)
     chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
+    chat_gap_missing_idf_share: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="Gap searches run when question terms the corpus has but the evidence lacks carry "
+        "this share of the question's idf (a rare missing name triggers, a generic word does not).",
+    )
     chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
     chat_clarify_enabled: bool = True
     chat_clarify_levels: list[ConfidenceLevel] = Field(
@@ -177,28 +184,16 @@ class Settings(BaseSettings):
     def _budget_problems(self) -> list[str]:
         """The chat budgets derived from LOCAL/STEP/WRITE_TOP_K must fit the search limits, or every
         /chat would fail at run time with an error that blames the user."""
-        from backend.retrieval.budget import EvidenceBudget
+        from backend.retrieval.budget import budget_problem
 
-        local = self.local_top_k or self.rag_top_k_max
-        if local > self.search_max_top_k:
-            return [
-                f"local_top_k ({local}, from LOCAL_TOP_K or RAG_TOP_K_MAX) exceeds "
-                f"search_max_top_k ({self.search_max_top_k})"
-            ]
-        budget = EvidenceBudget.compute(local, self.step_top_k, self.write_top_k)
-        if budget.local_recall_k > self.search_max_top_k:
-            most = self.search_max_top_k // 2
-            return [
-                f"step_top_k ({budget.step_k}) makes each chat search keep {budget.local_recall_k} chunks "
-                f"(2 x step_top_k), above search_max_top_k ({self.search_max_top_k}): set STEP_TOP_K "
-                f"to at most {most} or raise SEARCH_MAX_TOP_K"
-            ]
-        if budget.actual_recall > MAX_MATCH_COUNT:
-            return [
-                f"step_top_k ({budget.step_k}) asks {budget.actual_recall} candidates of the database "
-                f"(4 x step_top_k); hybrid_search returns at most {MAX_MATCH_COUNT}"
-            ]
-        return []
+        problem = budget_problem(
+            self.local_top_k or self.rag_top_k_max,
+            self.step_top_k,
+            self.write_top_k,
+            max_top_k=self.search_max_top_k,
+            max_match_count=MAX_MATCH_COUNT,
+        )
+        return [f"chat budget (LOCAL_TOP_K / STEP_TOP_K / WRITE_TOP_K): {problem}"] if problem else []
 
     @property
     def uses_embedded_db(self) -> bool:

@@ -6,7 +6,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg_pool import ConnectionPool
@@ -23,7 +23,7 @@ from backend.services.diagnostics import (
     ContextDiagnostics,
     RewriteDiagnostics,
 )
-from backend.services.evidence import Evidence, gather_evidence
+from backend.services.evidence import Evidence, EvidenceOptions, gather_evidence
 from backend.services.retrieval import RetrievalService, ScoredChunk
 from backend.services.rewrite import RewriteMethod, rewrite_followup
 from backend.text import detect_lang
@@ -37,6 +37,7 @@ class ChatRequest:
     message: str
     conversation_id: uuid.UUID | None = None
     owner_id: uuid.UUID | None = None
+    options: EvidenceOptions = field(default_factory=EvidenceOptions)
 
 
 @dataclass
@@ -140,7 +141,7 @@ class ChatService:
                     )
                 ]
         rewrite = rewrite_followup(message, history, self.llm)
-        evidence = gather_evidence(rewrite.query, self.retrieval, self.llm, self.settings)
+        evidence = gather_evidence(rewrite.query, self.retrieval, self.llm, self.settings, request.options)
         clarify = self._clarification(message, evidence)
         context = build_context(evidence.chunks[: evidence.budget.write_k], self.settings.context_max_tokens)
         in_context = {c.chunk_id for c in context.chunks}
@@ -220,6 +221,7 @@ class ChatService:
             "citations": diagnostics.citations.model_dump(),
             "clarify": p.clarify is not None,
             "gap_queries": p.evidence.diagnostics.gap.queries,
+            "options": p.evidence.diagnostics.options.model_dump(mode="json"),
             "confidence": confidence,
         }
         with self.pool.connection() as conn, conn.transaction():

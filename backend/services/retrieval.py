@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,8 @@ class SearchResult:
     candidates: list[ScoredChunk]  # every prefetched chunk, reranked (results are a prefix)
     diagnostics: SearchDiagnostics
     confidence: dict[str, Any]  # overall-score-confidence.md, section 10
+    embedding: np.ndarray | None = None  # the query vector (None in full-text mode)
+    term_stats: dict[str, tuple[int, float]] = field(default_factory=dict)  # term -> (df, idf)
 
 
 def _round(v: Any) -> Any:
@@ -140,7 +143,9 @@ class RetrievalService:
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
         t0 = time.perf_counter()
-        rows, chunk_totals = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters, params)
+        rows, chunk_totals, term_stats = self._prefetch(
+            mode, " ".join(terms), embedding, prefetch_k, filters, params
+        )
         timings["prefetch_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
@@ -200,7 +205,26 @@ class RetrievalService:
             confidence=confidence,
             total_ms=round(sum(timings.values()), 3),
         )
-        return SearchResult(query, mode, results, candidates, diagnostics, confidence)
+        return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
+
+    def rescore(self, search: SearchResult, chunks: Sequence[ScoredChunk]) -> list[ScoredChunk]:
+        """`chunks` scored against `search`'s question, on the scale of its own candidates, so one rerank
+        can order chunks that other searches found (gap queries; evidence-retention.md §四 Step 2).
+
+        A chunk the question's own search ranked keeps that score. Another gets its cosine to the
+        question and its coverage of the question's terms; it has no rank in the question's legs.
+        """
+        own = {c.chunk_id: c for c in search.candidates}
+        foreign = [c for c in chunks if c.chunk_id not in own]
+        cosines: dict[int, float] = {}
+        if foreign and search.embedding is not None:
+            with self.pool.connection() as conn:
+                cosines = retrieval_repo.similarities(
+                    conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
+                )
+        rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
+        rescored = {c.chunk_id: c for c in self._rerank(rows, search.diagnostics.query_terms, search.mode)}
+        return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
         if requested == "fulltext":
@@ -221,8 +245,9 @@ class RetrievalService:
         k: int,
         filters: dict[str, Any],
         params: HybridParams,
-    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        """Stage 1 rows, and the chunk count of each document they come from (for confidence)."""
+    ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, tuple[int, float]]]:
+        """Stage 1 rows, the chunk count of each document they come from (for confidence), and the
+        query terms' document frequency and idf (what the full-text leg weighed them with)."""
         model = self.embedder.model_id if embedding is not None else None
         with self.pool.connection() as conn:
             # One snapshot for both reads: a document deleted or re-ingested in between must not
@@ -249,7 +274,8 @@ class RetrievalService:
                     params=params,
                 )
             totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
-        return rows, totals
+            term_stats = retrieval_repo.term_statistics(conn, query_text=query_text)
+        return rows, totals, term_stats
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":
@@ -295,6 +321,23 @@ class RetrievalService:
             out.append(chunk)
         # Stable on ties: the prefetch order (RRF or cosine) breaks them.
         return sorted(out, key=lambda c: -c.final_score)
+
+
+def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
+    """A chunk as a prefetch row of another query: its text and place, a new cosine, no ranks."""
+    return {
+        "id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "external_id": chunk.external_id,
+        "title": chunk.title,
+        "heading_path": chunk.heading_path,
+        "position": chunk.position,
+        "content": chunk.content,
+        "content_hash": chunk.content_hash,
+        "metadata": chunk.metadata,
+        "content_tokens": chunk.content_tokens,
+        "similarity": similarity,
+    }
 
 
 def _ms(start: float) -> float:

@@ -12,6 +12,7 @@ from backend.api.deps import ServicesDep
 from backend.api.errors import error_payload, log_failure
 from backend.api.schemas import ChatIn, ChatOut
 from backend.services.chat import ChatRequest, reply_to_dict
+from backend.services.evidence import EvidenceOptions
 
 router = APIRouter(prefix="/chat", tags=["chat"])
 
@@ -23,7 +24,14 @@ router = APIRouter(prefix="/chat", tags=["chat"])
     responses={200: {"content": {"text/event-stream": {}}}},
 )
 def chat(body: ChatIn, services: ServicesDep) -> dict | StreamingResponse:
-    request = ChatRequest(message=body.message, conversation_id=body.conversation_id)
+    options = EvidenceOptions(
+        mode=body.mode,
+        filters=body.filters,
+        top_k=body.top_k,
+        step_top_k=body.step_top_k,
+        write_top_k=body.write_top_k,
+    )
+    request = ChatRequest(message=body.message, conversation_id=body.conversation_id, options=options)
     if not body.stream:
         return reply_to_dict(services.chat.chat(request))
     events = services.chat.chat_stream(request)

@@ -93,3 +93,25 @@ def _call_function(conn: psycopg.Connection, function: str, args: dict[str, Any]
             hint = exc.diag.message_hint or ""
             raise EmbeddingModelMismatch(f"{exc.diag.message_primary}. {hint}".strip()) from exc
         raise
+
+
+def similarities(
+    conn: psycopg.Connection, *, chunk_ids: list[int], query_embedding: np.ndarray
+) -> dict[int, float]:
+    """Cosine of each chunk to a query vector (chunks of another dimension are left out)."""
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(
+        "select c.id, 1 - (c.embedding <=> %(q)s) from public.chunks c "
+        "where c.id = any(%(ids)s) and c.embedding_dims = vector_dims(%(q)s)",
+        {"q": query_embedding, "ids": chunk_ids},
+    ).fetchall()
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def term_statistics(conn: psycopg.Connection, *, query_text: str) -> dict[str, tuple[int, float]]:
+    """Per query term: (chunks containing it, its idf), as hybrid_search's full-text leg weighs it."""
+    if not query_text.strip():
+        return {}
+    row = conn.execute("select terms from public.hybrid_search_terms(%s)", (query_text,)).fetchone()
+    return {t["lexeme"]: (int(t["df"]), float(t["idf"])) for t in (row[0] if row else [])}
