@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ from backend.services.diagnostics import (
     StageOut,
 )
 from backend.text import clean_query, query_terms
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -321,6 +324,23 @@ class RetrievalService:
             out.append(chunk)
         # Stable on ties: the prefetch order (RRF or cosine) breaks them.
         return sorted(out, key=lambda c: -c.final_score)
+
+
+def log_search_done(result: SearchResult) -> None:
+    """One INFO line per /search request: what ran and how long, never document text."""
+    d = result.diagnostics
+    logger.info(
+        "[search] retrieval done | mode=%s | top_k=%d | prefetch=%d | chunks=%d | dynamic=%s | "
+        "filters=%s | confidence=%s | %.0fms",
+        result.mode,
+        d.parameters.top_k_max,
+        d.stages.prefetch.count,
+        len(result.results),
+        d.parameters.dynamic,
+        "yes" if d.parameters.filters else "no",
+        result.confidence.get("confidence_level"),
+        d.total_ms,
+    )
 
 
 def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:

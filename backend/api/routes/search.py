@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from backend.api.deps import ServicesDep
 from backend.api.schemas import SearchHit, SearchIn, SearchOut
-from backend.services.retrieval import SearchRequest
+from backend.services.retrieval import SearchRequest, log_search_done
 
 router = APIRouter(prefix="/search", tags=["search"])
 
@@ -31,4 +31,5 @@ def search(body: SearchIn, services: ServicesDep) -> SearchOut:
         )
         for c in result.results
     ]
+    log_search_done(result)
     return SearchOut(query=result.query, mode=result.mode, results=hits, diagnostics=result.diagnostics)
