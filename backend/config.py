@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ConfidenceLevel = Literal["low", "medium", "high"]
 DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
@@ -33,7 +34,10 @@ DEFAULT_METADATA_WHITELIST = (
 class Settings(BaseSettings):
     """Every knob of the backend. Field names map to upper-case environment variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    # hide_input_in_errors: a validation error must not echo the raw input, which holds the API keys.
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", hide_input_in_errors=True
+    )
 
     # --- database -------------------------------------------------------------------------------
     database_url: str = Field(default="", description="Empty: start the embedded PostgreSQL.")
@@ -153,6 +157,44 @@ class Settings(BaseSettings):
     chat_min_similarity: float = Field(default=0.86, ge=-1, le=1)
     max_query_chars: int = Field(default=2000, ge=1)
 
+    # --- web search (issue 13; seed: evidence-retention.md, unified web search and soft-wait) -----
+    web_search_provider: Literal["tavily", "searxng", "none"] | None = Field(
+        default=None, description="None: tavily when TAVILY_API_KEY is set, none otherwise."
+    )
+    tavily_api_key: SecretStr | None = None
+    tavily_base_url: str = "https://api.tavily.com"
+    tavily_search_depth: Literal["basic", "advanced"] = "basic"
+    tavily_topic: Literal["general", "news", "finance"] = "general"
+    searxng_url: str = Field(default="", description="Base URL of a SearXNG instance with JSON enabled.")
+    web_max_results: int = Field(default=5, ge=1, le=20)
+    web_timeout_s: float = Field(default=8.0, gt=0, description="Wall-clock bound of one provider request.")
+    web_max_retries: int = Field(default=2, ge=0, le=10)
+    web_backoff_base_s: float = Field(default=0.25, gt=0)
+    web_backoff_max_s: float = Field(
+        default=4.0, gt=0, description="Longest wait between attempts; a longer Retry-After gives up."
+    )
+    web_max_concurrency: int = Field(default=4, ge=1, le=64, description="Requests in flight per provider.")
+    web_soft_wait_ms: int = Field(
+        default=2000, ge=0, le=300_000, description="Chat: how long the web leg may run (soft deadline)."
+    )
+    web_local_timeout_s: float = Field(
+        default=30.0, gt=0, description="Hard timeout of local retrieval beside a web leg."
+    )
+    web_deep_read_top_n: int = Field(default=2, ge=0, le=10, description="Top results read in full.")
+    web_deep_read_timeout_s: float = Field(default=5.0, gt=0)
+    web_fetch_max_bytes: int = Field(default=1_000_000, ge=1024)
+    web_fetch_max_chars: int = Field(default=15_000, ge=100)
+    web_fetch_max_redirects: int = Field(default=3, ge=0, le=10)
+    web_allow_domains: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Only these domains (and subdomains) are searched and read."
+    )
+    web_deny_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    web_allow_private_addresses: bool = Field(
+        default=False, description="true only for the local fake provider: disables the SSRF guard."
+    )
+    web_cache_ttl_s: int = Field(default=86_400, ge=0, description="0: web results are not cached.")
+    web_near_duplicate_threshold: float = Field(default=0.8, gt=0, le=1)
+
     # --- server ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -195,6 +237,32 @@ class Settings(BaseSettings):
         )
         return [f"chat budget (LOCAL_TOP_K / STEP_TOP_K / WRITE_TOP_K): {problem}"] if problem else []
 
+    @field_validator("web_allow_domains", "web_deny_domains", mode="before")
+    @classmethod
+    def _domain_list(cls, value: object) -> object:
+        """A JSON list or a comma-separated string; host names lower-cased, a leading '.' or '*.' dropped."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if isinstance(value, list | tuple):
+            return [d.strip().lower().removeprefix("*.").strip(".") for d in map(str, value) if d.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _check_web_search(self) -> Settings:
+        provider = self.resolved_web_search_provider
+        if provider == "tavily" and not self.tavily_key:
+            raise ValueError(
+                "WEB_SEARCH_PROVIDER=tavily needs TAVILY_API_KEY (or set WEB_SEARCH_PROVIDER=none)"
+            )
+        if provider == "searxng" and not self.searxng_url.strip():
+            raise ValueError("WEB_SEARCH_PROVIDER=searxng needs SEARXNG_URL (e.g. http://localhost:8888)")
+        for name in ("tavily_base_url", "searxng_url"):
+            url = getattr(self, name).strip()
+            if url and not url.startswith(("http://", "https://")):
+                raise ValueError(f"{name.upper()} must be an http(s) URL, got {url!r}")
+        return self
+
     @property
     def uses_embedded_db(self) -> bool:
         return not self.database_url.strip()
@@ -214,6 +282,17 @@ class Settings(BaseSettings):
         if self.llm_provider:
             return self.llm_provider
         return "gemini" if self.gemini_api_key else "extractive"
+
+    @property
+    def tavily_key(self) -> str:
+        """The Tavily key, blank when unset (never logged: callers put it in a header only)."""
+        return self.tavily_api_key.get_secret_value().strip() if self.tavily_api_key else ""
+
+    @property
+    def resolved_web_search_provider(self) -> Literal["tavily", "searxng", "none"]:
+        if self.web_search_provider:
+            return self.web_search_provider
+        return "tavily" if self.tavily_key else "none"
 
 
 @lru_cache(maxsize=1)

@@ -43,3 +43,25 @@ class ConfigurationError(DomainError):
     """A setting names something that does not exist (e.g. an unknown policy version)."""
 
     status_code = 500
+
+
+class WebSearchError(ProviderError):
+    """A web search provider failed after retries. The web leg reports it as a diagnostic; it reaches a
+    user only if a caller lets it escape (then as 502, never 500). The message never holds a key."""
+
+    def __init__(
+        self, message: str, *, provider: str, kind: str, status: int | None = None, attempts: int = 1
+    ):
+        super().__init__(message)
+        self.provider = provider
+        self.kind = kind  # backend.web.types.ErrorKind
+        self.status = status
+        self.attempts = attempts
+
+
+class UnsafeURL(InvalidInput):
+    """A URL the backend refuses to fetch: not http(s), a denied domain, or a private/loopback address."""
+
+
+class PageFetchError(ProviderError):
+    """A web page could not be read (HTTP error, not HTML, unreachable); the hit keeps its snippet."""
