@@ -23,6 +23,7 @@ USER_TABLES = [
     "embedding_cache",
     "messages",
     "term_stats",
+    "web_search_cache",
 ]
 
 
