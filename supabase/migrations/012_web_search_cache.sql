@@ -1,4 +1,4 @@
--- 013: web search results cached with a TTL, so a repeated question does not pay the provider twice.
+-- 012: web search results cached with a TTL, so a repeated question does not pay the provider twice.
 
 create table if not exists public.web_search_cache (
     provider text not null,

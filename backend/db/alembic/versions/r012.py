@@ -1,15 +1,15 @@
-"""Apply supabase/migrations/013_web_search_cache.sql."""
+"""Apply supabase/migrations/012_web_search_cache.sql."""
 
 from backend.db.migrations import apply_sql_file
 
-revision = "013"
-down_revision = "012"
+revision = "012"
+down_revision = "011"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    apply_sql_file("013_web_search_cache.sql")
+    apply_sql_file("012_web_search_cache.sql")
 
 
 def downgrade() -> None:
