@@ -29,9 +29,11 @@ from backend.services.container import build_services
 from backend.services.evidence import budget_from
 from backend.services.retrieval import SearchRequest
 from backend.text import query_terms
-from bench.common import DATASETS_DIR, RESULTS_DIR, first_occurrences, load_dataset, log, scratch_database
-from bench.quality import ingest_corpus, make_embedder
-from bench.vectors import BenchCache, QueryCachingEmbedder
+from bench.common import DATASETS_DIR, RESULTS_DIR, log
+from bench.common.beir import first_occurrences, load_dataset
+from bench.common.db import scratch_database
+from bench.common.vectors import BenchCache, QueryCachingEmbedder
+from bench.quality.__main__ import ingest_corpus, make_embedder
 
 # Unanswerable queries for each corpus: another set's questions on other topics, in the same script.
 FOREIGN = {

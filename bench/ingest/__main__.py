@@ -12,7 +12,7 @@ Reproduce (about 4 minutes on 2 cores; results in bench/results/ingest.json):
     (from .data/bench-cache when bench.quality has filled it, deterministic random unit vectors
     otherwise): IngestionService end to end, in bulk mode, and the Python preparation alone.
 (c) The database path alone (prepared rows, precomputed vectors): --db-chunks chunks of
-    bench.synthetic's corpus (real text, jieba tokens and metadata, clustered unit vectors), in the
+    bench.common.synthetic's corpus (real text, jieba tokens and metadata, clustered unit vectors), in the
     service's write groups (INGEST_EMBED_BATCH_SIZE chunks), each path into its own fresh database:
     the former per-document statements against one grouped write per transaction
     (documents.write_documents); then bulk mode (services.bulk_load.BulkLoad: the load, then the
@@ -42,20 +42,12 @@ from backend.ingest.loaders import LoadedDocument, load_path
 from backend.llm.extractive import ExtractiveLLM
 from backend.services.bulk_load import BULK_DEFERRED_INDEX_METHODS, BulkLoad
 from backend.services.container import build_services
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    log,
-    machine,
-    markdown_table,
-    scratch_database,
-    write_json,
-)
-from bench.quality import make_embedder
-from bench.synthetic import SentencePool, SyntheticCorpus
-from bench.vectors import BenchCache, seed_database_cache
+from bench.common import DATASETS_DIR, RESULTS_DIR, log
+from bench.common.db import scratch_database
+from bench.common.report import code_version, command_line, machine, markdown_table, write_json
+from bench.common.synthetic import SentencePool, SyntheticCorpus
+from bench.common.vectors import BenchCache, seed_database_cache
+from bench.quality.__main__ import make_embedder
 
 PARTS = ("e2e", "cached", "database")
 WriteGroup = list[tuple[documents_repo.DocumentRow, list[documents_repo.ChunkRow]]]

@@ -23,8 +23,8 @@ from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.retrieval.params import HybridParams
-from bench import supabase_ref
-from bench.synthetic import Query
+from bench.common import supabase_ref
+from bench.common.synthetic import Query
 
 RARE_FILTER = {"bucket": "rare"}
 WARMUP_QUERIES = 1

@@ -18,7 +18,7 @@ from backend.errors import InvalidInput
 from backend.services.container import Services
 from backend.services.retrieval import RetrievalService, SearchRequest
 from backend.text import query_terms
-from bench import supabase_ref
+from bench.common import supabase_ref
 
 TOP_K = 10
 VARIANTS = ("pipeline", "pipeline_rrf", "hybrid_norerank", "vector", "fulltext", "supabase_ref", "bm25")

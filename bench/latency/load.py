@@ -18,9 +18,9 @@ from psycopg.types.json import Jsonb
 from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.embedded import start_embedded_server
-from bench import supabase_ref
-from bench.common import BENCH_SERVER_DIR, log, with_database
-from bench.synthetic import GENERATOR_VERSION, SyntheticCorpus
+from bench.common import BENCH_SERVER_DIR, log, supabase_ref
+from bench.common.db import with_database
+from bench.common.synthetic import GENERATOR_VERSION, SyntheticCorpus
 
 DOC_COLUMNS = "id, owner_id, external_id, title, source, content_hash, metadata"
 DOC_TYPES = ["uuid", "uuid", "text", "text", "text", "text", "jsonb"]

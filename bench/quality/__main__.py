@@ -25,25 +25,13 @@ from backend.ingest.loaders import LoadedDocument, load_path
 from backend.llm.extractive import ExtractiveLLM
 from backend.services.container import Services, build_services
 from backend.text import clean_query, query_terms
-from bench import supabase_ref
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    Dataset,
-    code_version,
-    command_line,
-    dataset_names,
-    load_dataset,
-    log,
-    machine,
-    mean_scores,
-    score_ranking,
-    scratch_database,
-    write_json,
-)
-from bench.quality_report import render
-from bench.variants import DESCRIPTIONS, VARIANTS, ChunkIndex, Diagnostics, build_runners
-from bench.vectors import BenchCache, QueryCachingEmbedder, read_database_cache, seed_database_cache
+from bench.common import DATASETS_DIR, RESULTS_DIR, log, supabase_ref
+from bench.common.beir import Dataset, dataset_names, load_dataset, mean_scores, score_ranking
+from bench.common.db import scratch_database
+from bench.common.report import code_version, command_line, machine, write_json
+from bench.common.vectors import BenchCache, QueryCachingEmbedder, read_database_cache, seed_database_cache
+from bench.quality.report import render
+from bench.quality.variants import DESCRIPTIONS, VARIANTS, ChunkIndex, Diagnostics, build_runners
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

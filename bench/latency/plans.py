@@ -24,8 +24,8 @@ from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.retrieval.params import HybridParams
-from bench.latency_cells import RARE_FILTER, sql_runner
-from bench.synthetic import Query
+from bench.common.synthetic import Query
+from bench.latency.cells import RARE_FILTER, sql_runner
 
 # What hybrid_search derives from the query before its statement runs ($12, $13, $2, $15), with
 # hybrid_search's defaults for the knobs; the same SQL function the function itself calls.

@@ -26,23 +26,11 @@ import numpy as np
 
 from backend import PROJECT_ROOT
 from backend.embeddings import LocalEmbedder
-from bench import bulk_load
-from bench.common import (
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    free_port,
-    log,
-    machine,
-    tune_bench_server,
-    wait_for_health,
-    write_json,
-)
-from bench.latency_cells import CellResult, http_runner, run_cell, search_stages, sql_runner, supabase_runner
-from bench.latency_plans import explain_hybrid, recall_at_10
-from bench.latency_report import render
-from bench.latency_server import bench_settings, save_vectors
-from bench.synthetic import (
+from bench.common import RESULTS_DIR, log
+from bench.common.db import tune_bench_server
+from bench.common.report import code_version, command_line, machine, write_json
+from bench.common.server import free_port, wait_for_health
+from bench.common.synthetic import (
     MIX_RATIO,
     N_CLUSTERS,
     NOISE,
@@ -55,6 +43,11 @@ from bench.synthetic import (
     load_queries,
     query_vectors,
 )
+from bench.latency import load as bulk_load
+from bench.latency.cells import CellResult, http_runner, run_cell, search_stages, sql_runner, supabase_runner
+from bench.latency.plans import explain_hybrid, recall_at_10
+from bench.latency.report import render
+from bench.latency.server import bench_settings, save_vectors
 
 MODELS = {384: LocalEmbedder.model_id, 768: "gemini-embedding-001@768"}
 
@@ -146,7 +139,7 @@ def start_server(url: str, model: str, queries: list[Query], workdir: Path) -> t
         [
             sys.executable,
             "-m",
-            "bench.latency_server",
+            "bench.latency.server",
             "--database-url",
             url,
             "--vectors",
@@ -159,7 +152,7 @@ def start_server(url: str, model: str, queries: list[Query], workdir: Path) -> t
         cwd=PROJECT_ROOT,
     )
     base = f"http://127.0.0.1:{port}"
-    wait_for_health(proc, base, "bench.latency_server")
+    wait_for_health(proc, base, "bench.latency.server")
     return proc, base
 
 

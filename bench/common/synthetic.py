@@ -35,7 +35,8 @@ import numpy as np
 from backend import PROJECT_ROOT
 from backend.text import clean_query, detect_lang, index_tokens, query_terms
 from backend.text.segment import stopwords
-from bench.common import CACHE_DIR, DATASETS_DIR, dataset_names, load_dataset, log
+from bench.common import CACHE_DIR, DATASETS_DIR, log
+from bench.common.beir import dataset_names, load_dataset
 
 GENERATOR_VERSION = 1  # bump when the generated data changes, so --reuse reloads
 N_CLUSTERS = 256

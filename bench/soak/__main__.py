@@ -36,22 +36,14 @@ from backend.embeddings import LocalEmbedder
 from backend.ingest.loaders import LoadedDocument, LoadFailure, load_path
 from backend.llm.extractive import ExtractiveLLM
 from backend.services.container import Services, build_services
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    free_port,
-    load_dataset,
-    log,
-    machine,
-    scratch_database,
-    wait_for_health,
-    write_json,
-)
-from bench.soak_load import Recorder, Worker, postgres_backends, process_status, take_sample
-from bench.soak_report import render, summarize
-from bench.vectors import BenchCache, read_database_cache, seed_database_cache
+from bench.common import DATASETS_DIR, RESULTS_DIR, log
+from bench.common.beir import load_dataset
+from bench.common.db import scratch_database
+from bench.common.report import code_version, command_line, machine, write_json
+from bench.common.server import free_port, wait_for_health
+from bench.common.vectors import BenchCache, read_database_cache, seed_database_cache
+from bench.soak.load import Recorder, Worker, postgres_backends, process_status, take_sample
+from bench.soak.report import render, summarize
 
 APPLICATION_NAME = "pgrag-soak-server"
 DEMO_QUESTIONS = [

@@ -1,4 +1,4 @@
-"""bench.quality's JSON report as Markdown (also: `python -m bench.quality_report results.json`)."""
+"""bench.quality's JSON report as Markdown (also: `python -m bench.quality.report results.json`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from bench.common import markdown_table
+from bench.common.report import markdown_table
 
 METRICS = (
     ("recall@1", "R@1"),

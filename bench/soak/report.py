@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import markdown_table
-from bench.soak_load import Recorder, percentiles
+from bench.common.report import markdown_table
+from bench.soak.load import Recorder, percentiles
 
 BARS = "▁▂▃▄▅▆▇█"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.common import markdown_table
+from bench.common.report import markdown_table
 
 # Issue 6's targets on 2 cores: hybrid_search p95 <= 20 ms at 100k chunks and <= 60 ms at 1M.
 TARGETS = {"search_http_p95_ms": 60.0, "qps_ratio_8_vs_1": 1.7}

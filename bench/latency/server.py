@@ -1,6 +1,6 @@
 """The FastAPI app under uvicorn for the latency benchmark, with query embeddings precomputed.
 
-Usage (bench/latency.py starts it): .venv/bin/python -m bench.latency_server --database-url URL
+Usage (bench/latency.py starts it): .venv/bin/python -m bench.latency.server --database-url URL
     --vectors FILE.npz --model-id ID --port N
 
 Run as its own process so the benchmark's client threads do not share the server's GIL. The
