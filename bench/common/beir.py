@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.common import DATASETS_DIR
 
@@ -41,21 +42,15 @@ def load_dataset(name: str, root: Path = DATASETS_DIR, limit_queries: int | None
         for qid, doc_id, score in reader:
             if int(score) > 0:
                 qrels.setdefault(qid, {})[doc_id] = int(score)
-    queries = []
-    with (path / "queries.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                if str(row["_id"]) in qrels:
-                    queries.append((str(row["_id"]), row["text"]))
-    if limit_queries is not None:
-        queries = queries[:limit_queries]
+    rows = read_jsonl(path / "queries.jsonl")
+    queries = [(str(r["_id"]), r["text"]) for r in rows if str(r["_id"]) in qrels][:limit_queries]
     return Dataset(name, path, queries, qrels)
 
 
-def count_lines(path: Path) -> int:
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON Lines file (blank lines skipped)."""
     with path.open(encoding="utf-8") as fh:
-        return sum(1 for line in fh if line.strip())
+        return [json.loads(line) for line in fh if line.strip()]
 
 
 def first_occurrences(ids: Iterable[str]) -> list[str]:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from backend import PROJECT_ROOT
 
@@ -47,6 +48,11 @@ def command_line(module: str) -> str:
     return " ".join([".venv/bin/python -m", module, *sys.argv[1:]])
 
 
+def run_record(module: str) -> dict[str, Any]:
+    """What every report starts with: the command as typed, the code measured, the machine."""
+    return {"command": command_line(module), "code": code_version(), "machine": machine()}
+
+
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], align: str | None = None) -> str:
     """A GitHub Markdown table; align is one character per column (l or r), default l then r."""
     align = align or "l" + "r" * (len(headers) - 1)
@@ -56,6 +62,13 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], ali
     ]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def run_table(report: dict[str, Any]) -> str:
+    """The machine, command and code of a report as a one-row table."""
+    m = report["machine"]
+    row = [f"{m['nproc']} cores, {m['cpu']}", f"`{report['command']}`", report["code"]]
+    return markdown_table(["machine", "command", "code"], [row], "lll")
 
 
 def write_json(path: Path, payload: object) -> None:

@@ -1,30 +1,34 @@
 """Embeddings the benchmarks keep across runs: corpus and query vectors per (model, dataset).
 
 The local model embeds about 1.5 passages per second on 2 cores, so every vector it produces is kept
-in .data/bench-cache/<model>/<dataset>.npz, keyed by the sha256 of the exact text it embedded. Corpus
-vectors seed a fresh database's embedding_cache (the ingestion service looks them up by the same
-key); query vectors are served by QueryCachingEmbedder, so each query is embedded once for all
-variants and all runs.
+in .data/bench-cache/<model>/<dataset>.npz, keyed by the sha256 of the exact text it embedded (the
+key of the product's embedding_cache). Passage vectors seed a fresh database's embedding_cache, where
+the ingestion service looks them up; query vectors are served by CachedEmbedder, so each query is
+embedded once for all variants and all runs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import psycopg
 
+from backend.config import Settings
 from backend.db.repositories import embedding_cache
-from backend.embeddings import Embedder
-from bench.common import CACHE_DIR
+from backend.embeddings import Embedder, HashingEmbedder, LocalEmbedder
+from backend.ingest.loaders import LoadedDocument, LoadFailure
+from backend.ingest.prepare import sha256
+from backend.services.container import Services
+from backend.services.ingestion import IngestSummary
+from bench.common import CACHE_DIR, log
 
 
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def make_embedder(kind: str, settings: Settings) -> Embedder:
+    """The bundled local model, or the hashing embedder (fast, deterministic, no model)."""
+    return LocalEmbedder(settings) if kind == "local" else HashingEmbedder()
 
 
 class BenchCache:
@@ -40,19 +44,17 @@ class BenchCache:
 
     def save(self) -> bool:
         """Write the file if anything was added since the last load or save (atomically)."""
-        sizes = (len(self.passages), len(self.queries))
-        if sizes == self._saved:
+        if (len(self.passages), len(self.queries)) == self._saved:
             return False
         if self.path.exists():  # another run may have saved since we loaded: keep its vectors too
             passages, queries = _read(self.path)
-            for key, vector in passages.items():
-                self.passages.setdefault(key, vector)
-            for key, vector in queries.items():
-                self.queries.setdefault(key, vector)
+            for mine, theirs in ((self.passages, passages), (self.queries, queries)):
+                for key, vector in theirs.items():
+                    mine.setdefault(key, vector)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
-        passage_keys, passage_vectors = _pack(self.passages)
-        query_keys, query_vectors = _pack(self.queries)
+        passage_keys, passage_vectors = pack(self.passages)
+        query_keys, query_vectors = pack(self.queries)
         np.savez(
             tmp,
             passage_keys=passage_keys,
@@ -67,27 +69,32 @@ class BenchCache:
 
 def _read(path: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     with np.load(path) as data:
-        return (
-            _unpack(data["passage_keys"], data["passage_vectors"]),
-            _unpack(data["query_keys"], data["query_vectors"]),
-        )
+        return unpack(data, "passage"), unpack(data, "query")
 
 
-def _pack(vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    keys = np.array(list(vectors), dtype="U64")
+def pack(vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, stacked float32 vectors), as np.savez stores them."""
+    keys = np.array(list(vectors), dtype=str)
     if not vectors:
         return keys, np.empty((0, 0), dtype=np.float32)
     return keys, np.vstack([np.asarray(v, dtype=np.float32) for v in vectors.values()])
 
 
-def _unpack(keys: np.ndarray, vectors: np.ndarray) -> dict[str, np.ndarray]:
-    return {str(k): vectors[i].copy() for i, k in enumerate(keys)}
+def unpack(data: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The vectors pack() made, stored as <prefix>_keys and <prefix>_vectors, by key."""
+    vectors = data[f"{prefix}_vectors"]
+    return {str(k): vectors[i].copy() for i, k in enumerate(data[f"{prefix}_keys"])}
 
 
-class QueryCachingEmbedder:
-    """An Embedder that serves embed_query from a dict keyed by sha256(text); documents pass through."""
+class CachedEmbedder:
+    """An Embedder over `inner` that keeps its work in a BenchCache.
 
-    def __init__(self, inner: Embedder, cache: dict[str, np.ndarray]) -> None:
+    embed_query is served from cache.queries (keyed by sha256 of the text) and counts its misses;
+    embed_documents passes through (ingestion only asks for what the database's embedding_cache,
+    seeded from cache.passages, lacks) and records what it computed in cache.passages.
+    """
+
+    def __init__(self, inner: Embedder, cache: BenchCache) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.dims = inner.dims
@@ -95,32 +102,43 @@ class QueryCachingEmbedder:
         self.misses = 0
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_documents(texts)
+        vectors = self.inner.embed_documents(texts)
+        for text, vector in zip(texts, vectors, strict=True):
+            self.cache.passages[sha256(text)] = np.asarray(vector, dtype=np.float32)
+        return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
         key = sha256(text)
-        vector = self.cache.get(key)
+        vector = self.cache.queries.get(key)
         if vector is None:
             vector = np.asarray(self.inner.embed_query(text), dtype=np.float32)
-            self.cache[key] = vector
+            self.cache.queries[key] = vector
             self.misses += 1
         return vector
 
 
-def seed_database_cache(conn: psycopg.Connection, *, model: str, vectors: Mapping[str, np.ndarray]) -> None:
+def seed_database_cache(services: Services, vectors: Mapping[str, np.ndarray]) -> None:
     """Put known passage vectors into public.embedding_cache, where ingestion looks them up."""
-    with conn.transaction():
-        embedding_cache.store(conn, model=model, vectors=vectors)
+    with services.pool.connection() as conn, conn.transaction():
+        embedding_cache.store(conn, model=services.embedder.model_id, vectors=vectors)
 
 
-def read_database_cache(conn: psycopg.Connection, *, model: str) -> dict[str, np.ndarray]:
-    """Every vector public.embedding_cache holds for this model (after an ingest added some)."""
-    rows = conn.execute(
-        "select content_hash, embedding from embedding_cache where model = %(model)s", {"model": model}
-    ).fetchall()
-    return {r[0]: _as_array(r[1]) for r in rows}
+def ingest_cached(
+    services: Services, items: Iterable[LoadedDocument | LoadFailure], label: str
+) -> IngestSummary:
+    """Ingest through services built with a CachedEmbedder: the database's embedding cache seeded
+    from its BenchCache, what the model embeds saved back after every write group (so a failure in a
+    later step keeps the slow model's work)."""
+    if not isinstance(services.embedder, CachedEmbedder):
+        raise TypeError("ingest_cached needs services built with a CachedEmbedder")
+    cache = services.embedder.cache
+    seed_database_cache(services, cache.passages)
 
+    def save_new_vectors(summary: IngestSummary, _chunks: int) -> None:
+        if cache.save():
+            log(f"  {label}: {summary.chunks_embedded} chunks embedded, {summary.chunks_from_cache} cached")
 
-def _as_array(value: object) -> np.ndarray:
-    to_numpy = getattr(value, "to_numpy", None)  # pgvector's Vector on recent versions
-    return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
+    summary = services.ingestion.ingest(items, on_progress=save_new_vectors)
+    if summary.failures:
+        log(f"  {label}: {len(summary.failures)} documents failed, e.g. {summary.failures[0].error}")
+    return summary
