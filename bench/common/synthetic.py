@@ -23,6 +23,7 @@ import json
 import random
 import re
 import time
+import uuid
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -177,6 +178,7 @@ class Chunk:
 
 @dataclass
 class Document:
+    id: uuid.UUID
     external_id: str
     title: str
     source: str
@@ -196,7 +198,7 @@ class Batch:
         return len(self.vectors)
 
     def rows(self) -> list[tuple[DocumentRow, list[ChunkRow]]]:
-        """The batch as the rows the product's documents.write_documents takes."""
+        """The batch as the rows the product's document writes take, in document order."""
         vectors = iter(self.vectors)
         return [
             (
@@ -245,8 +247,8 @@ class SyntheticCorpus:
         chunks = [self._chunk(rnd, src, external_id, position) for position in range(n_chunks)]
         content_hash = hashlib.sha256("".join(c.content_hash for c in chunks).encode()).hexdigest()
         meta = {"source": src.dataset, "lang": src.lang, "content_type": "text/plain"}
-        rnd.getrandbits(128)  # once the document's id; still drawn, so the corpus stays as generated
-        return Document(external_id, src.title, src.dataset, content_hash, meta, chunks)
+        doc_id = uuid.UUID(int=rnd.getrandbits(128), version=4)
+        return Document(doc_id, external_id, src.title, src.dataset, content_hash, meta, chunks)
 
     def _chunk(self, rnd: random.Random, src: SourceDoc, external_id: str, position: int) -> Chunk:
         target = rnd.randint(*CHUNK_CHARS)

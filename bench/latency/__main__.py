@@ -3,12 +3,12 @@
 Usage: .venv/bin/python -m bench.latency --sizes 10000 100000 [--dims 384] [--seconds-per-cell N]
                                          [--keep-db | --reuse] [--term-stats trigger|refresh]
 
-Per size: a synthetic corpus (bench/common/synthetic.py) written in large groups into a scratch
-database on the embedded server in .data/bench-postgres (load.py), the Supabase guide's
-hybrid_search loaded beside it; then closed-loop cells at each concurrency, with and without a 1%
-metadata filter (cells.py); EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement for
-representative queries and recall@10 of the vector leg (plans.py). Markdown to stdout and
-bench/results/latency-<size>.md, JSON alongside, plans in bench/results/latency-plans/.
+Per size: a synthetic corpus (bench/common/synthetic.py) binary-COPYed into a scratch database on
+the embedded server in .data/bench-postgres (load.py), the Supabase guide's hybrid_search loaded
+beside it; then closed-loop cells at each concurrency, with and without a 1% metadata filter
+(cells.py); EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement for representative queries and
+recall@10 of the vector leg (plans.py). Markdown to stdout and bench/results/latency-<size>.md,
+JSON alongside, plans in bench/results/latency-plans/.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=400, help="real questions cycled through the cells")
     parser.add_argument("--recall-queries", type=int, default=100)
     parser.add_argument("--term-stats", choices=("trigger", "refresh"), default="trigger")
-    parser.add_argument("--batch-chunks", type=int, default=20_000, help="chunks per write group")
+    parser.add_argument("--batch-chunks", type=int, default=20_000, help="chunks per COPY statement")
     parser.add_argument("--maintenance-work-mem", default="1GB", help="for the HNSW builds")
     parser.add_argument(
         "--shared-buffers",

@@ -1,4 +1,4 @@
-"""Scratch databases for the latency benchmark: a synthetic corpus written in large groups, then the indexes.
+"""Scratch databases for the latency benchmark: binary COPY of a synthetic corpus, then the indexes.
 
 The database is named after its size and dimension, so `--reuse` finds it again; what was loaded
 (and how long it took) is kept as JSON in the database's comment, written only once the load
@@ -11,15 +11,21 @@ import json
 import time
 from typing import Any
 
+import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.repositories import documents as documents_repo
 from bench.common import log
 from bench.common.db import admin, bench_server, scalar, timed, with_database
-from bench.common.synthetic import GENERATOR_VERSION, SyntheticCorpus
+from bench.common.synthetic import GENERATOR_VERSION, Batch, SyntheticCorpus
 
+DOCUMENT_COPY = (
+    "copy public.documents (id, owner_id, external_id, title, source, content_hash, metadata) "
+    "from stdin with (format binary)"
+)
 SERVER_SETTINGS = (
     "server_version shared_buffers work_mem maintenance_work_mem effective_cache_size "
     "max_parallel_workers_per_gather max_parallel_maintenance_workers jit random_page_cost"
@@ -82,10 +88,11 @@ def load(
 ) -> dict[str, Any]:
     """Write documents and chunks with the HNSW index of the corpus's dimension dropped, then rebuild it.
 
-    Each batch goes through the product's grouped write (documents.write_documents: one INSERT of the
-    documents, one binary COPY of the chunks), one transaction each. term_stats "trigger" keeps the
-    statement-level triggers on (their time is measured with track_functions); "refresh" disables
-    the insert trigger during the load and runs refresh_term_stats() once at the end.
+    Each batch is one transaction: a binary COPY of its documents (with the generator's ids, so a
+    load is reproducible to the byte), then of its chunks through the product's copy_chunks.
+    term_stats "trigger" keeps the statement-level triggers on (their time is measured with
+    track_functions); "refresh" disables the insert trigger during the load and runs
+    refresh_term_stats() once at the end.
     """
     index = f"chunks_embedding_{corpus.dims}_hnsw_idx"
     out: dict[str, Any] = {
@@ -108,7 +115,7 @@ def load(
         for batch in corpus.batches(batch_chunks):
             generate += batch.seconds
             started = time.perf_counter()
-            documents_repo.write_documents(conn, owner_id=None, embedding_model=model, documents=batch.rows())
+            _copy_batch(conn, batch, model)
             trigger += (scalar(conn, trigger_time) or 0) / 1000
             conn.commit()
             copy += time.perf_counter() - started
@@ -133,6 +140,15 @@ def load(
         conn.autocommit = True
         out["vacuum_analyze_seconds"] = timed(conn, "vacuum (analyze) public.chunks, public.documents")
     return out
+
+
+def _copy_batch(conn: psycopg.Connection, batch: Batch, model: str) -> None:
+    with conn.cursor() as cur, cur.copy(DOCUMENT_COPY) as copy:
+        copy.set_types(["uuid", "uuid", "text", "text", "text", "text", "jsonb"])
+        for d in batch.documents:
+            copy.write_row([d.id, None, d.external_id, d.title, d.source, d.content_hash, Jsonb(d.metadata)])
+    rows = ((d.id, c) for d, (_, chunks) in zip(batch.documents, batch.rows(), strict=True) for c in chunks)
+    documents_repo.copy_chunks(conn, owner_id=None, embedding_model=model, chunks=rows)
 
 
 def sizes(url: str) -> dict[str, Any]:
