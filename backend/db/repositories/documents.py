@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +88,19 @@ def write_documents(
     replaced = [w.id for w in written if not w.created]
     if replaced:
         conn.execute("delete from chunks where document_id = any(%(ids)s)", {"ids": replaced})
+    rows = ((doc.id, c) for doc, (_, chunks) in zip(written, documents, strict=True) for c in chunks)
+    copy_chunks(conn, owner_id=owner_id, embedding_model=embedding_model, chunks=rows)
+    return written
+
+
+def copy_chunks(
+    conn: psycopg.Connection,
+    *,
+    owner_id: uuid.UUID | None,
+    embedding_model: str,
+    chunks: Iterable[tuple[uuid.UUID, ChunkRow]],
+) -> None:
+    """Binary COPY of (document id, chunk) rows into chunks, in the caller's transaction."""
     with (
         conn.cursor() as cur,
         cur.copy(
@@ -96,23 +109,21 @@ def write_documents(
         ) as copy,
     ):
         copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
-        for doc, (_, chunks) in zip(written, documents, strict=True):
-            for c in chunks:
-                copy.write_row(
-                    [
-                        doc.id,
-                        owner_id,
-                        c.position,
-                        c.content,
-                        list(c.heading_path),
-                        c.content_hash,
-                        c.content_tokens,
-                        c.embedding,
-                        embedding_model,
-                        Jsonb(c.metadata),
-                    ]
-                )
-    return written
+        for document_id, c in chunks:
+            copy.write_row(
+                [
+                    document_id,
+                    owner_id,
+                    c.position,
+                    c.content,
+                    list(c.heading_path),
+                    c.content_hash,
+                    c.content_tokens,
+                    c.embedding,
+                    embedding_model,
+                    Jsonb(c.metadata),
+                ]
+            )
 
 
 def _upsert_documents(

@@ -1,4 +1,4 @@
-"""bench.quality's JSON report as Markdown (also: `python -m bench.quality_report results.json`)."""
+"""bench.quality's JSON report as Markdown (also: `python -m bench.quality.report results.json`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from bench.common import markdown_table
+from bench.common.report import markdown_table
 
 METRICS = (
     ("recall@1", "R@1"),
@@ -15,6 +15,9 @@ METRICS = (
     ("mrr@10", "MRR@10"),
     ("ndcg@10", "nDCG@10"),
 )
+THROUGHPUT_HEADERS = (
+    "dataset|docs|chunks|ingest s|chunks/s|embedded|from cache|queries|pipeline q/s|pipeline ms/query"
+).split("|")
 
 
 def render(report: dict[str, Any]) -> str:
@@ -82,36 +85,14 @@ def _combined(report: dict[str, Any]) -> str:
 def _throughput(report: dict[str, Any]) -> str:
     rows = []
     for name, ds in report["datasets"].items():
-        ing = ds["ingest"]
+        ing, pipeline = ds["ingest"], ds["variants"]["pipeline"]
+        chunks_per_s = ds["chunks"] / max(ing["seconds"], 1e-9)
         rows.append(
-            [
-                name,
-                ds["documents"],
-                ds["chunks"],
-                f"{ing['seconds']:.1f}",
-                f"{ds['chunks'] / max(ing['seconds'], 1e-9):.1f}",
-                ing["chunks_embedded"],
-                ing["chunks_from_cache"],
-                ds["queries"],
-                f"{ds['pipeline_qps']:.1f}",
-                f"{ds['variants']['pipeline']['ms_per_query']:.1f}",
-            ]
+            [name, ds["documents"], ds["chunks"], f"{ing['seconds']:.1f}", f"{chunks_per_s:.1f}"]
+            + [ing["chunks_embedded"], ing["chunks_from_cache"], ds["queries"], f"{ds['pipeline_qps']:.1f}"]
+            + [f"{pipeline['ms_per_query']:.1f}"]
         )
-    return markdown_table(
-        [
-            "dataset",
-            "docs",
-            "chunks",
-            "ingest s",
-            "chunks/s",
-            "embedded",
-            "from cache",
-            "queries",
-            "pipeline q/s",
-            "pipeline ms/query",
-        ],
-        rows,
-    )
+    return markdown_table(THROUGHPUT_HEADERS, rows)
 
 
 def _fmt(value: float, bold: bool) -> str:

@@ -4,8 +4,8 @@ Usage: .venv/bin/python -m bench.quality [--dataset NAME ... | --all] [--embedde
                                          [--limit-queries N] [--out bench/results/quality.json]
 
 Per dataset: a fresh scratch database on the embedded server in .data/bench-postgres, the corpus
-ingested through IngestionService, then every query through each variant of bench/variants.py with
-the same chunk and query vectors. Metrics are document-level (a chunk stands for its document, first
+ingested through IngestionService, then every query through each variant of variants.py with the
+same chunk and query vectors. Metrics are document-level (a chunk stands for its document, first
 occurrence kept): Recall@1/5/10, MRR@10, nDCG@10. Vectors persist in .data/bench-cache, so only the
 first run with the local model pays for embedding. Markdown goes to stdout, progress to stderr.
 """
@@ -20,32 +20,18 @@ from typing import Any
 import numpy as np
 
 from backend.config import Settings
-from backend.embeddings import Embedder, LocalEmbedder
+from backend.embeddings import Embedder
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders import load_path
-from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import Services, build_services
-from backend.testing import HashingEmbedder
+from backend.services.container import Services
 from backend.text import clean_query, query_terms
-from bench import supabase_ref
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    Dataset,
-    code_version,
-    command_line,
-    dataset_names,
-    load_dataset,
-    log,
-    machine,
-    mean_scores,
-    score_ranking,
-    scratch_database,
-    write_json,
-)
-from bench.quality_report import render
-from bench.variants import DESCRIPTIONS, VARIANTS, ChunkIndex, Diagnostics, build_runners
-from bench.vectors import BenchCache, QueryCachingEmbedder, read_database_cache, seed_database_cache
+from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log, supabase_ref
+from bench.common.beir import Dataset, dataset_names, load_dataset, mean_scores, score_ranking
+from bench.common.db import scratch_database, services
+from bench.common.report import code_version, run_record, write_json
+from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached, make_embedder
+from bench.quality.report import render
+from bench.quality.variants import DESCRIPTIONS, VARIANTS, ChunkIndex, Diagnostics, Runner, build_runners
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -64,31 +50,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def make_embedder(kind: str, settings: Settings) -> Embedder:
-    return LocalEmbedder(settings) if kind == "local" else HashingEmbedder()
-
-
-def ingest_corpus(services: Services, dataset: Dataset, cache: BenchCache) -> dict[str, Any]:
+def ingest_corpus(app: Services, dataset: Dataset) -> dict[str, Any]:
     """The corpus through IngestionService, its embedding cache seeded from (and saved back to) disk."""
-    model = services.embedder.model_id
-    with services.pool.connection() as conn:
-        seed_database_cache(conn, model=model, vectors=cache.passages)
-    saved = {"embedded": 0}
-
-    def save_new_vectors(summary: Any, _chunks: int) -> None:
-        if summary.chunks_embedded > saved["embedded"]:  # keep the slow model's work if a later step fails
-            with services.pool.connection() as conn:
-                cache.passages.update(read_database_cache(conn, model=model))
-            cache.save()
-            saved["embedded"] = summary.chunks_embedded
-            log(
-                f"  {dataset.name}: {summary.chunks_embedded} chunks embedded, "
-                f"{summary.chunks_from_cache} from cache"
-            )
-
-    summary = services.ingestion.ingest(load_path(dataset.corpus_path), on_progress=save_new_vectors)
-    if summary.failures:
-        log(f"  {dataset.name}: {len(summary.failures)} documents failed, e.g. {summary.failures[0].error}")
+    summary = ingest_cached(app, load_path(dataset.corpus_path), dataset.name)
     return {
         "seconds": round(summary.seconds, 3),
         **summary.counts,
@@ -98,21 +62,21 @@ def ingest_corpus(services: Services, dataset: Dataset, cache: BenchCache) -> di
     }
 
 
-def chunk_texts(services: Services, dataset: Dataset) -> dict[int, str]:
+def chunk_texts(app: Services, dataset: Dataset) -> dict[int, str]:
     """chunk id -> the exact text its embedding was computed from (title > headings, then content)."""
     by_key = {}
     for item in load_path(dataset.corpus_path):
         if isinstance(item, LoadedDocument):
-            prepared = services.ingestion.prepare(item)
+            prepared = app.ingestion.prepare(item)
             by_key.update({(prepared.external_id, c.chunk.position): c.embed_text for c in prepared.chunks})
-    with services.pool.connection() as conn:
+    with app.pool.connection() as conn:
         rows = conn.execute(
             "select c.id, d.external_id, c.position from chunks c join documents d on d.id = c.document_id"
         ).fetchall()
     return {r[0]: by_key[(r[1], r[2])] for r in rows}
 
 
-def embed_queries(embedder: QueryCachingEmbedder, dataset: Dataset) -> tuple[list[np.ndarray], float]:
+def embed_queries(embedder: CachedEmbedder, dataset: Dataset) -> tuple[list[np.ndarray], float]:
     """Each query embedded once (as the pipeline will ask for it: clean_query text), or read from cache."""
     started = time.perf_counter()
     vectors = []
@@ -123,7 +87,7 @@ def embed_queries(embedder: QueryCachingEmbedder, dataset: Dataset) -> tuple[lis
     return vectors, time.perf_counter() - started
 
 
-def run_variants(runners: dict, dataset: Dataset, vectors: list[np.ndarray]) -> dict[str, Any]:
+def run_variants(runners: dict[str, Runner], dataset: Dataset, vectors: list[np.ndarray]) -> dict[str, Any]:
     """Every query through every variant: mean metrics, time, and per-query nDCG@10."""
     out = {}
     for name in VARIANTS:
@@ -174,37 +138,29 @@ def diagnostics(dataset: Dataset, diag: Diagnostics, variants: dict[str, Any]) -
 def run_dataset(name: str, inner: Embedder, settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
     code = code_version()  # per dataset: a long run can straddle a commit
     dataset = load_dataset(name, args.datasets_dir, args.limit_queries)
-    cache = BenchCache(inner.model_id, name)
-    embedder = QueryCachingEmbedder(inner, cache.queries)
+    embedder = CachedEmbedder(inner, BenchCache(inner.model_id, name))
+    cache = embedder.cache
     log(
         f"{name}: {len(dataset.queries)} queries; cache {cache.path} "
         f"({len(cache.passages)} passages, {len(cache.queries)} queries)"
     )
-    with scratch_database(name, keep=args.keep_db) as url:
-        services = build_services(
-            settings, database_url=url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
-        )
-        try:
-            ingest = ingest_corpus(services, dataset, cache)
-            log(f"  {name}: ingested in {ingest['seconds']:.1f} s")
-            vectors, embed_seconds = embed_queries(embedder, dataset)
-            cache.save()
-            started = time.perf_counter()
-            supabase_ref.install(url, chunk_texts(services, dataset))
-            ref_seconds = time.perf_counter() - started
-            with services.pool.connection() as conn:
-                chunks = ChunkIndex.load(conn)
-            diag = Diagnostics()
-            with supabase_ref.open_connection(url) as ref_conn:
-                runners = build_runners(services, ref_conn, chunks, diag)
-                variants = run_variants(runners, dataset, vectors)
-                diag.supabase_fts_rows = [
-                    supabase_ref.full_text_matches(ref_conn, query_text=text)
-                    for _qid, text in dataset.queries
-                ]
-            diag.query_term_counts = [len(query_terms(text)) for _qid, text in dataset.queries]
-        finally:
-            services.close()
+    with scratch_database(name, keep=args.keep_db) as url, services(url, settings, embedder) as app:
+        ingest = ingest_corpus(app, dataset)
+        log(f"  {name}: ingested in {ingest['seconds']:.1f} s")
+        vectors, embed_seconds = embed_queries(embedder, dataset)
+        cache.save()
+        started = time.perf_counter()
+        supabase_ref.install(url, texts=chunk_texts(app, dataset))
+        ref_seconds = time.perf_counter() - started
+        with app.pool.connection() as conn:
+            chunks = ChunkIndex.load(conn)
+        diag = Diagnostics()
+        with supabase_ref.open_connection(url) as ref_conn:
+            variants = run_variants(build_runners(app, ref_conn, chunks, diag), dataset, vectors)
+            diag.supabase_fts_rows = [
+                supabase_ref.full_text_matches(ref_conn, query_text=text) for _qid, text in dataset.queries
+            ]
+        diag.query_term_counts = [len(query_terms(text)) for _qid, text in dataset.queries]
     return {
         "code": code,
         "documents": ingest["created"] + ingest["updated"],
@@ -225,14 +181,11 @@ def run_dataset(name: str, inner: Embedder, settings: Settings, args: argparse.N
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    # Defaults plus RAG_* environment variables (no .env file): what a deploy without overrides runs.
-    settings = Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+    settings = bench_settings()
     inner = make_embedder(args.embedder, settings)
     started = time.perf_counter()
     report: dict[str, Any] = {
-        "command": command_line("bench.quality"),
-        "code": code_version(),
-        "machine": machine(),
+        **run_record("bench.quality"),
         "embedder": inner.model_id,
         "settings": {k: v for k, v in settings.model_dump().items() if k.startswith(("rag_", "chunk_"))},
         "variants": DESCRIPTIONS,

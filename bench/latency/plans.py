@@ -23,9 +23,10 @@ from psycopg.types.json import Jsonb
 from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
-from backend.retrieval.params import HybridParams
-from bench.latency_cells import RARE_FILTER, sql_runner
-from bench.synthetic import Query
+from backend.retrieval.params import HYBRID, HybridParams
+from bench.common.db import scalar
+from bench.common.synthetic import Query
+from bench.latency.cells import RARE_FILTER, sql_runner
 
 # What hybrid_search derives from the query before its statement runs ($12, $13, $2, $15), with
 # hybrid_search's defaults for the knobs; the same SQL function the function itself calls.
@@ -48,26 +49,27 @@ def vector_literal(v: np.ndarray) -> str:
 
 
 def explain_hybrid(
-    url: str, dims: int, q: Query, *, filtered: bool, model: str, settings: Any, out_base: Path
+    url: str, dims: int, q: Query, *, filtered: bool, model: str, settings: Settings, out_base: Path
 ) -> dict[str, Any]:
     """Plans (text + JSON) of one query, saved next to out_base; the dominant nodes; pre-step times."""
+    knobs = HybridParams.from_settings(settings)
     match_count = settings.rag_prefetch_k
-    leg = settings.rag_candidate_count or max(match_count * 4, 40)
+    leg = knobs.candidate_count or max(match_count * 4, 40)  # hybrid_search's leg_count
     filt = RARE_FILTER if filtered else {}
     with connect(url, autocommit=True) as conn:
         conn.prepare_threshold = None  # our own PREPARE/DEALLOCATE must not meet psycopg's
+        terms_params = {"query_text": q.terms}
         pre = {
             "assert_embedding_space_ms": _exec_ms(
                 conn, "select public.assert_embedding_space(%s, %s)", (dims, model)
             ),
-            "term_statistics_ms": _exec_ms(conn, TERMS_SQL, _terms_params(q.terms)),
+            "term_statistics_ms": _exec_ms(conn, TERMS_SQL, terms_params),
         }
-        terms, idfs, match, avg_length, detail = conn.execute(TERMS_SQL, _terms_params(q.terms)).fetchone()
+        terms, idfs, match, avg_length, detail = conn.execute(TERMS_SQL, terms_params).fetchone() or ()
+        ef_search = knobs.filtered_ef_search if filtered else knobs.ef_search
         conn.execute("set hnsw.iterative_scan = relaxed_order")
-        conn.execute(
-            "select set_config('hnsw.ef_search', %s, false)", (str(max(settings.rag_hnsw_ef_search, leg)),)
-        )
-        text = conn.execute("select public.hybrid_search_query(%s)", (dims,)).fetchone()[0]
+        conn.execute("select set_config('hnsw.ef_search', %s, false)", (str(max(ef_search, leg)),))
+        text = scalar(conn, "select public.hybrid_search_query(%s)", (dims,))
         conn.execute("deallocate all")
         conn.execute(sql.SQL("prepare hs ({}) as {}").format(sql.SQL(PARAM_TYPES), sql.SQL(text)))
         params = (
@@ -75,27 +77,27 @@ def explain_hybrid(
             match,
             leg,
             json.dumps(filt),
-            settings.rag_full_text_weight,
-            settings.rag_semantic_weight,
+            knobs.full_text_weight,
+            knobs.semantic_weight,
             match is not None,
-            True,
+            knobs.semantic_weight > 0,
             model,
-            float(settings.rag_rrf_k),
+            float(knobs.rrf_k),
             match_count,
             terms,
             idfs,
-            0.5,
+            0.5,  # length_norm's default
             avg_length,
         )
         cur = psycopg.ClientCursor(conn)
         prepared_ids = [r[0] for r in cur.execute(EXECUTE, params).fetchall()]  # also warms the cache
-        run, close = sql_runner(url, settings, model, "hybrid_search", filtered)()
+        run, close = sql_runner(url, settings, model, HYBRID, filtered)()
         try:
             function_ids = [r["id"] for r in run(q)]
         finally:
             close()
         plan_text = "\n".join(r[0] for r in cur.execute("explain (analyze, buffers) " + EXECUTE, params))
-        plan_json = cur.execute("explain (analyze, buffers, format json) " + EXECUTE, params).fetchone()[0]
+        plan_json = scalar(cur, "explain (analyze, buffers, format json) " + EXECUTE, params)
         conn.execute("deallocate hs")
     out_base.parent.mkdir(parents=True, exist_ok=True)
     header = (
@@ -119,16 +121,12 @@ def explain_hybrid(
     }
 
 
-def _terms_params(query_text: str) -> dict[str, Any]:
-    return {"query_text": query_text}
-
-
 def _exec_ms(conn: psycopg.Connection, query: str, params: Any) -> float:
     """Median server-side execution time over 5 runs (EXPLAIN ANALYZE, so no transfer)."""
     cur = psycopg.ClientCursor(conn)
     runs = []
     for _ in range(5):
-        plan = cur.execute("explain (analyze, format json) " + query, params).fetchone()[0][0]
+        plan = scalar(cur, "explain (analyze, format json) " + query, params)[0]
         runs.append(plan["Planning Time"] + plan["Execution Time"])
     return round(float(np.median(runs)), 3)
 
@@ -207,13 +205,18 @@ def exact_neighbours(
 
 
 def recall_at_10(
-    url: str, dims: int, queries: Sequence[Query], model: str, ef_values: Sequence[int] = (40, 100, 200)
+    url: str,
+    dims: int,
+    queries: Sequence[Query],
+    model: str,
+    settings: Settings,
+    ef_values: Sequence[int] = (40, 100, 200),
 ) -> list[dict[str, Any]]:
     """match_documents' recall@10 against exact search, per ef_search, without and with the rare filter."""
     started = time.perf_counter()
     exact_all, exact_rare = exact_neighbours(url, dims, queries)
     exact_seconds = time.perf_counter() - started
-    defaults = HybridParams.from_settings(Settings(_env_file=None))
+    defaults = HybridParams.from_settings(settings)
     out = []
     with connect(url, autocommit=True) as conn:
         for filtered, exact in ((False, exact_all), (True, exact_rare)):

@@ -1,7 +1,7 @@
 -- The reference: Supabase's public hybrid-search guide (supabase.com/docs/guides/ai/hybrid-search),
 -- table, indexes and function as the guide writes them, with vector(384) for the bundled e5-small
 -- model instead of the guide's 512. Installed in its own schema of a benchmark scratch database by
--- bench/supabase_ref.py, which loads it with the same chunk texts and embeddings as public.chunks.
+-- bench/common/supabase_ref.py, which loads it with the same chunk texts and embeddings as public.chunks.
 --
 -- Differences from our public.hybrid_search that this reference keeps on purpose: english
 -- to_tsvector on the raw text, websearch_to_tsquery (AND of the words) on the raw, unsegmented

@@ -1,6 +1,6 @@
 """One table across sizes from bench/latency's JSON reports: the headline figures and the sizing facts.
 
-Usage: .venv/bin/python -m bench.latency_summary [bench/results/latency-100000.json ...]
+Usage: .venv/bin/python -m bench.latency.summary [bench/results/latency-100000.json ...]
        (default: every bench/results/latency-*.json)
 
 Prints Markdown: per size, load and HNSW build time, bytes per chunk (table + TOAST + indexes, and the
@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, markdown_table
-from bench.latency_report import cell
+from bench.common import RESULTS_DIR
+from bench.common.report import markdown_table
+from bench.latency.report import cell
 
 
 def bytes_per_chunk(report: dict[str, Any]) -> tuple[float, float]:

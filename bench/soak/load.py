@@ -22,6 +22,7 @@ import httpx
 import numpy as np
 import psycopg
 
+from backend.text import detect_lang
 from bench.common import log
 
 # Action weights (percent of actions; ingest_delete makes two calls).
@@ -39,10 +40,6 @@ FOLLOW_UPS = {
     "en": ["Can you tell me more about that?", "Why is that?", "Where was that?", "Who else was involved?"],
 }
 MAX_TURNS = 3  # a conversation gets at most this many user turns, so history reads stay bounded
-
-
-def _lang(text: str) -> str:
-    return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
 
 
 def percentiles(values: Sequence[float]) -> tuple[float | None, float | None]:
@@ -139,7 +136,7 @@ class Worker:
         response = self.call("POST /chat", "POST", "/chat", 200, {"message": question})
         if response is not None:
             conversation = response.json()["conversation_id"]
-            self.open_conversations[conversation] = (_lang(question), 1)
+            self.open_conversations[conversation] = ("en" if detect_lang(question) == "en" else "zh", 1)
             self.known_conversations.append(conversation)
 
     def chat_followup(self) -> None:
@@ -190,7 +187,7 @@ class Worker:
                 ("GET /documents/{id}: not a uuid", "GET", "/documents/not-a-uuid", 422, None),
                 ("DELETE /documents/{id}: unknown", "DELETE", f"/documents/{unknown}", 404, None),
                 ("GET /conversations/{id}/messages: unknown", "GET",
-                 f"/conversations/{unknown}/messages", 404, None),
+                 f"/conversations/{unknown}/messages", 404, None)
             ]
         )  # fmt: skip
         self.call(f"bad: {label} -> {expect}", method, path, expect, body)

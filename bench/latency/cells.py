@@ -17,19 +17,19 @@ from typing import Any
 
 import httpx
 import numpy as np
-from psycopg import sql
 
 from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import retrieval as retrieval_repo
-from backend.retrieval.params import HybridParams
-from bench import supabase_ref
-from bench.synthetic import Query
+from backend.retrieval.params import HYBRID, HybridParams
+from bench.common import supabase_ref
+from bench.common.synthetic import Query
 
 RARE_FILTER = {"bucket": "rare"}
 WARMUP_QUERIES = 1
 
 Runner = Callable[[Query], Any]
+RunnerFactory = Callable[[], tuple[Runner, Callable[[], None]]]
 
 
 @dataclass
@@ -73,7 +73,7 @@ class CellResult:
 
 def run_cell(
     case: str,
-    open_runner: Callable[[], tuple[Runner, Callable[[], None]]],
+    open_runner: RunnerFactory,
     queries: Sequence[Query],
     *,
     filtered: bool,
@@ -150,65 +150,47 @@ def _record_error(result: CellResult, lock: threading.Lock, exc: Exception) -> N
 # --- the runners ------------------------------------------------------------------------------------
 
 
-def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bool):
+def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bool) -> RunnerFactory:
     """A factory of (run, close) pairs calling the product's repository functions on own connections."""
-    filt = RARE_FILTER if filtered else {}
-    params = HybridParams.from_settings(settings)
+    common: dict[str, Any] = {
+        "match_count": settings.rag_prefetch_k,
+        "filter": RARE_FILTER if filtered else {},
+        "embedding_model": model,
+        "params": HybridParams.from_settings(settings),
+    }
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:
         conn = connect(url, autocommit=True)
-        if case == "hybrid_search":
 
-            def run(q: Query) -> Any:
+        def run(q: Query) -> Any:
+            if case == HYBRID:
                 return retrieval_repo.hybrid_search(
-                    conn,
-                    query_text=q.terms,
-                    query_embedding=q.vector,
-                    match_count=settings.rag_prefetch_k,
-                    filter=filt,
-                    embedding_model=model,
-                    params=params,
+                    conn, query_text=q.terms, query_embedding=q.vector, **common
                 )
-        else:
-
-            def run(q: Query) -> Any:
-                return retrieval_repo.match_documents(
-                    conn,
-                    query_embedding=q.vector,
-                    match_count=settings.rag_prefetch_k,
-                    filter=filt,
-                    embedding_model=model,
-                    params=params,
-                )
+            return retrieval_repo.match_documents(conn, query_embedding=q.vector, **common)
 
         return run, conn.close
 
     return open_runner
 
 
-def supabase_runner(url: str, match_count: int, dims: int):
-    """The guide's hybrid_search on the raw question, as bench/supabase_ref.py calls it (384-d)."""
-    other_dims = sql.SQL(
-        "select id from hybrid_search(query_text => %(q)s, query_embedding => %(e)s::vector({}), "
-        "match_count => %(n)s)"
-    ).format(sql.Literal(dims))
+def supabase_runner(url: str, match_count: int, dims: int) -> RunnerFactory:
+    """The guide's hybrid_search on the raw question, as bench/common/supabase_ref.py calls it."""
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:
         conn = supabase_ref.open_connection(url)
 
         def run(q: Query) -> Any:
-            if dims == 384:
-                return supabase_ref.search(
-                    conn, query_text=q.text, query_embedding=q.vector, match_count=match_count
-                )
-            return conn.execute(other_dims, {"q": q.text, "e": q.vector, "n": match_count}).fetchall()
+            return supabase_ref.search(
+                conn, query_text=q.text, query_embedding=q.vector, match_count=match_count, dims=dims
+            )
 
         return run, conn.close
 
     return open_runner
 
 
-def http_runner(base_url: str, filtered: bool):
+def http_runner(base_url: str, filtered: bool) -> RunnerFactory:
     """POST /search with the product's defaults (hybrid, dynamic top-k), one httpx client per worker."""
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:

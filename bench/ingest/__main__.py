@@ -11,9 +11,10 @@ Reproduce (about 4 minutes on 2 cores; results in bench/results/ingest.json):
 (b) The whole --dataset corpus into fresh databases whose embedding cache already holds every vector
     (from .data/bench-cache when bench.quality has filled it, deterministic random unit vectors
     otherwise): IngestionService end to end, in bulk mode, and the Python preparation alone.
-(c) The database path alone (prepared rows, precomputed vectors): --db-chunks chunks of
-    bench.synthetic's corpus (real text, jieba tokens and metadata, clustered unit vectors), in the
-    service's write groups (INGEST_EMBED_BATCH_SIZE chunks), each path into its own fresh database:
+(c) The database path alone (prepared rows, precomputed vectors): --db-chunks chunks of the
+    synthetic corpus of bench/common/synthetic.py (real text, jieba tokens and metadata, clustered
+    unit vectors), in the service's write groups (INGEST_EMBED_BATCH_SIZE chunks), each path into its
+    own fresh database:
     the former per-document statements against one grouped write per transaction
     (documents.write_documents); then bulk mode (services.bulk_load.BulkLoad: the load, then the
     term-statistics refresh, index builds and ANALYZE until the commit) against bulk mode deferring
@@ -40,23 +41,14 @@ from backend.db.connection import connect
 from backend.db.repositories import documents as documents_repo
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders import load_path
-from backend.llm.extractive import ExtractiveLLM
 from backend.services.bulk_load import BULK_DEFERRED_INDEX_METHODS, BulkLoad
-from backend.services.container import build_services
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    log,
-    machine,
-    markdown_table,
-    scratch_database,
-    write_json,
-)
-from bench.quality import make_embedder
-from bench.synthetic import SentencePool, SyntheticCorpus
-from bench.vectors import BenchCache, seed_database_cache
+from backend.services.container import Services
+from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
+from bench.common.db import scratch_database, services
+from bench.common.report import run_record, write_json
+from bench.common.synthetic import SentencePool, SyntheticCorpus
+from bench.common.vectors import BenchCache, make_embedder, seed_database_cache
+from bench.ingest.report import render
 
 PARTS = ("e2e", "cached", "database")
 WriteGroup = list[tuple[documents_repo.DocumentRow, list[documents_repo.ChunkRow]]]
@@ -86,19 +78,11 @@ def end_to_end_vs_model(docs: list[LoadedDocument], settings: Settings, kind: st
     """(a): IngestionService with nothing cached, then the model alone on the same texts."""
     embedder = make_embedder(kind, settings)
     embedder.embed_documents(["warm-up: load the model before the clock starts"])
-    with scratch_database("ingest_e2e") as url:
-        services = build_services(
-            settings, database_url=url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
+    with scratch_database("ingest_e2e") as url, services(url, settings, embedder) as app:
+        summary = app.ingestion.ingest(docs)
+        texts = list(
+            {c.embed_hash: c.embed_text for d in docs for c in app.ingestion.prepare(d).chunks}.values()
         )
-        try:
-            summary = services.ingestion.ingest(docs)
-            texts = list(
-                {
-                    c.embed_hash: c.embed_text for d in docs for c in services.ingestion.prepare(d).chunks
-                }.values()
-            )
-        finally:
-            services.close()
     chunks = sum(o.chunks for o in summary.outcomes)
     batch = settings.ingest_embed_batch_size
     started = time.perf_counter()
@@ -118,14 +102,14 @@ def end_to_end_vs_model(docs: list[LoadedDocument], settings: Settings, kind: st
 
 
 def cached_vectors(
-    settings: Settings, kind: str, dataset: str, docs: list[LoadedDocument], services: Any
+    app: Services, dataset: str, docs: list[LoadedDocument]
 ) -> tuple[dict[str, np.ndarray], int]:
     """A vector for every chunk of docs: the bench cache's, else a random unit vector seeded by the hash."""
-    embedder = make_embedder(kind, settings)
+    embedder = app.embedder
     known = BenchCache(embedder.model_id, dataset).passages
     vectors, real = {}, 0
     for doc in docs:
-        for c in services.ingestion.prepare(doc).chunks:
+        for c in app.ingestion.prepare(doc).chunks:
             if c.embed_hash in known:
                 vectors[c.embed_hash] = known[c.embed_hash]
                 real += 1
@@ -141,20 +125,13 @@ def cached_ingest(docs: list[LoadedDocument], settings: Settings, kind: str, dat
     embedder = make_embedder(kind, settings)  # never called: every vector is cached
     out: dict[str, Any] = {"documents": len(docs)}
     for label, bulk in (("", False), ("bulk_", True)):
-        with scratch_database("ingest_cached") as url:
-            services = build_services(
-                settings, database_url=url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
-            )
-            try:
-                vectors, real = cached_vectors(settings, kind, dataset, docs, services)
-                with services.pool.connection() as conn:
-                    seed_database_cache(conn, model=embedder.model_id, vectors=vectors)
-                summary = services.ingestion.ingest(docs, bulk=bulk)
-                started = time.perf_counter()
-                chunks = sum(len(services.ingestion.prepare(d).chunks) for d in docs)
-                prepare_seconds = time.perf_counter() - started
-            finally:
-                services.close()
+        with scratch_database("ingest_cached") as url, services(url, settings, embedder) as app:
+            vectors, real = cached_vectors(app, dataset, docs)
+            seed_database_cache(app, vectors)
+            summary = app.ingestion.ingest(docs, bulk=bulk)
+            started = time.perf_counter()
+            chunks = sum(len(app.ingestion.prepare(d).chunks) for d in docs)
+            prepare_seconds = time.perf_counter() - started
         out.update(
             {
                 "chunks": chunks,
@@ -170,29 +147,16 @@ def cached_ingest(docs: list[LoadedDocument], settings: Settings, kind: str, dat
 
 def synthetic_groups(size: int, dims: int, group_chunks: int) -> list[WriteGroup]:
     """size synthetic chunks as prepared rows, cut into write groups the way the service cuts them."""
-    groups: list[WriteGroup] = []
-    group: WriteGroup = []
+    groups: list[WriteGroup] = [[]]
     in_group = 0
     for batch in SyntheticCorpus(SentencePool.load(), size, dims).batches():
-        vectors = iter(batch.vectors)
-        for d in batch.documents:
-            rows = [
-                documents_repo.ChunkRow(
-                    c.position, c.content, [], c.content_hash, c.content_tokens, next(vectors), c.metadata
-                )
-                for c in d.chunks
-            ]
-            group.append(
-                (
-                    documents_repo.DocumentRow(d.external_id, d.title, d.source, d.content_hash, d.metadata),
-                    rows,
-                )
-            )
-            in_group += len(rows)
+        for document, chunks in batch.rows():
             if in_group >= group_chunks:
-                groups.append(group)
-                group, in_group = [], 0
-    return [*groups, group] if group else groups
+                groups.append([])
+                in_group = 0
+            groups[-1].append((document, chunks))
+            in_group += len(chunks)
+    return [g for g in groups if g]
 
 
 def _write(conn: psycopg.Connection, documents: WriteGroup, model: str) -> None:
@@ -287,103 +251,15 @@ def _databases(n: int) -> Iterator[list[psycopg.Connection]]:
             raise RuntimeError(f"the paths stored different chunk counts: {counts}")
 
 
-def render(report: dict[str, Any]) -> str:
-    m = report["machine"]
-    lines = [
-        f"# Ingestion throughput ({report['embedder']}, {report['dataset']})",
-        markdown_table(
-            ["machine", "command", "code"],
-            [[f"{m['nproc']} cores, {m['cpu']}", f"`{report['command']}`", report["code"]]],
-            "lll",
-        ),
-    ]
-    if "end_to_end" in report:
-        lines += render_end_to_end(report["end_to_end"])
-    if "cached" in report:
-        lines += render_cached(report["cached"])
-    if "database_path" in report:
-        lines += render_database_path(report["database_path"])
-    return "\n\n".join(lines) + "\n"
-
-
-def _row(label: str, chunks: int, seconds: float) -> list[object]:
-    return [
-        label,
-        chunks,
-        f"{seconds:.2f}",
-        f"{chunks / seconds:,.0f}" if chunks / seconds >= 100 else f"{chunks / seconds:.2f}",
-    ]
-
-
-def render_end_to_end(a: dict[str, Any]) -> list[str]:
-    rows = [
-        _row(f"(a) IngestionService, empty cache, first {a['documents']} docs", a["chunks"], a["seconds"]),
-        _row("(a) embedder.embed_documents alone, same texts", a["model_texts"], a["model_seconds"]),
-    ]
-    ratio = a["chunks_per_s"] / a["model_chunks_per_s"]
-    return [
-        markdown_table(["measurement", "chunks", "seconds", "chunks/s"], rows, "lrrr"),
-        f"End to end / model alone: **{ratio:.2f}** (the model is {ratio:.0%} of the time).",
-    ]
-
-
-def render_cached(b: dict[str, Any]) -> list[str]:
-    rows = [
-        _row(f"(b) IngestionService, every vector cached, {b['documents']} docs", b["chunks"], b["seconds"]),
-        _row("(b) the same, bulk mode", b["chunks"], b["bulk_seconds"]),
-        _row("(b) preparation alone (chunk, jieba, metadata)", b["chunks"], b["prepare_seconds"]),
-    ]
-    return [
-        markdown_table(["measurement", "chunks", "seconds", "chunks/s"], rows, "lrrr"),
-        f"Cached ingest / preparation alone: {b['chunks_per_s'] / b['prepare_chunks_per_s']:.2f} "
-        f"(bulk mode: {b['bulk_chunks_per_s'] / b['prepare_chunks_per_s']:.2f}). (b) used "
-        f"{b['real_vectors']} vectors from .data/bench-cache and {b['chunks'] - b['real_vectors']} random "
-        f"unit vectors; chunks embedded: {b['chunks_embedded']} and {b['bulk_chunks_embedded']}.",
-    ]
-
-
-def render_database_path(c: dict[str, Any]) -> list[str]:
-    n, base = c["chunks"], c["chunks"] / c["per_document"]["seconds"]
-    bulk, hnsw_only = c["bulk"], c["bulk_hnsw_only"]
-
-    def row(label: str, seconds: float) -> list[object]:
-        return [label, f"{seconds:.2f}", f"{n / seconds:,.0f}", f"{n / seconds / base:.1f}x"]
-
-    rows = [
-        row("per document: upsert, DELETE, COPY per document (before)", c["per_document"]["seconds"]),
-        row("grouped: one upsert, DELETE, COPY per group (now)", c["grouped"]["seconds"]),
-        row("bulk: load (HNSW + GIN dropped, term-stats triggers paused)", bulk["load_seconds"]),
-        row(
-            f"bulk: catch-up (term stats {bulk['term_stats_seconds']:.1f} s, indexes "
-            f"{bulk['index_build_seconds']:.1f} s, analyze {bulk['analyze_seconds']:.1f} s, commit)",
-            bulk["catch_up_seconds"],
-        ),
-        row("**bulk: together, until the commit**", bulk["seconds"]),
-        row("bulk deferring HNSW only: load", hnsw_only["load_seconds"]),
-        row(
-            f"bulk deferring HNSW only: catch-up (indexes {hnsw_only['index_build_seconds']:.1f} s)",
-            hnsw_only["catch_up_seconds"],
-        ),
-        row("bulk deferring HNSW only: together", hnsw_only["seconds"]),
-    ]
-    return [
-        f"(c) Database path: {n:,} synthetic chunks ({c['dims']}-d) in {c['documents']:,} documents, "
-        f"{c['groups']:,} write groups of ~{c['group_chunks']} chunks, each path into a fresh database.",
-        markdown_table(["path", "seconds", "chunks/s", "vs per document"], rows, "lrrr"),
-    ]
-
-
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     parts = set(args.parts.split(","))
-    settings = Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+    settings = bench_settings()
     docs = load_documents(args.datasets_dir / args.dataset / "corpus.jsonl")
     embedder = make_embedder(args.embedder, settings)
     started = time.perf_counter()
     report: dict[str, Any] = {
-        "command": command_line("bench.ingest"),
-        "code": code_version(),
-        "machine": machine(),
+        **run_record("bench.ingest"),
         "dataset": args.dataset,
         "embedder": embedder.model_id,
     }

@@ -1,6 +1,6 @@
 """The FastAPI app under uvicorn for the latency benchmark, with query embeddings precomputed.
 
-Usage (bench/latency.py starts it): .venv/bin/python -m bench.latency_server --database-url URL
+Usage (bench/latency starts it): .venv/bin/python -m bench.latency.server --database-url URL
     --vectors FILE.npz --model-id ID --port N
 
 Run as its own process so the benchmark's client threads do not share the server's GIL. The
@@ -12,7 +12,7 @@ whitelist gains "bucket", the synthetic corpus's selective filter key.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import uvicorn
@@ -20,8 +20,9 @@ import uvicorn
 from backend.api.app import create_app
 from backend.config import DEFAULT_METADATA_WHITELIST, Settings
 from backend.errors import InvalidInput
-from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import build_services
+from bench.common import bench_settings
+from bench.common.db import services
+from bench.common.vectors import pack, unpack
 
 BENCH_FILTER_KEY = "bucket"
 
@@ -44,23 +45,14 @@ class PrecomputedEmbedder:
         return vector
 
 
-def save_vectors(path: str, vectors: dict[str, np.ndarray]) -> None:
-    np.savez(path, keys=np.array(list(vectors)), vectors=np.vstack(list(vectors.values())))
+def save_vectors(path: str, vectors: Mapping[str, np.ndarray]) -> None:
+    keys, stacked = pack(vectors)
+    np.savez(path, query_keys=keys, query_vectors=stacked)
 
 
-def read_vectors(path: str) -> dict[str, np.ndarray]:
-    with np.load(path) as data:
-        return {str(k): data["vectors"][i].copy() for i, k in enumerate(data["keys"])}
-
-
-def bench_settings() -> Settings:
-    """Defaults plus RAG_* environment variables, no .env: what a deploy without overrides runs."""
-    return Settings(
-        _env_file=None,
-        embedding_provider="local",
-        llm_provider="extractive",
-        metadata_whitelist=[*DEFAULT_METADATA_WHITELIST, BENCH_FILTER_KEY],
-    )
+def latency_settings() -> Settings:
+    """The benchmark's settings (bench_settings) with the synthetic corpus's filter key whitelisted."""
+    return bench_settings(metadata_whitelist=[*DEFAULT_METADATA_WHITELIST, BENCH_FILTER_KEY])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,22 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model-id", required=True)
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
-    settings = bench_settings()
-    embedder = PrecomputedEmbedder(args.model_id, read_vectors(args.vectors))
-    services = build_services(
-        settings, database_url=args.database_url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
-    )
-    try:
+    with np.load(args.vectors) as data:
+        embedder = PrecomputedEmbedder(args.model_id, unpack(data, "query"))
+    with services(args.database_url, latency_settings(), embedder) as app_services:
         # Access logs off: one line per request to a pipe would be measured as server time.
-        uvicorn.run(
-            create_app(services=services),
-            host="127.0.0.1",
-            port=args.port,
-            log_level="warning",
-            access_log=False,
-        )
-    finally:
-        services.close()
+        app = create_app(services=app_services)
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

@@ -33,9 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from backend import PROJECT_ROOT
+from backend.db.repositories.documents import ChunkRow, DocumentRow
 from backend.text import clean_query, detect_lang, index_tokens, query_terms
 from backend.text.segment import stopwords
-from bench.common import CACHE_DIR, DATASETS_DIR, dataset_names, load_dataset, log
+from bench.common import CACHE_DIR, DATASETS_DIR, log
+from bench.common.beir import dataset_names, load_dataset, read_jsonl
 
 GENERATOR_VERSION = 1  # bump when the generated data changes, so --reuse reloads
 N_CLUSTERS = 256
@@ -77,7 +79,9 @@ class SentencePool:
         cache = _segmentation_cache(raw)
         started = time.perf_counter()
         seg = json.loads(cache.read_text(encoding="utf-8")) if cache.exists() else {}
-        texts, tokens, docs = [], [], []
+        texts: list[str] = []
+        tokens: list[str] = []
+        docs: list[SourceDoc] = []
         for d in raw:
             ids = []
             for sentence in d["sentences"]:
@@ -102,31 +106,24 @@ class SentencePool:
             pool.by_lang.setdefault(doc.lang, []).extend(doc.sentences)
         return pool
 
-    def cluster_of(self, key: str) -> int | None:
-        return next((d.cluster for d in self.docs if d.key == key), None)
-
 
 def _read_corpora(root: Path) -> list[dict]:
     out = []
     for name in dataset_names(root):
-        with (root / name / "corpus.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                text = row.get("text") or ""
-                lang = "en" if detect_lang(text) == "en" else "zh"
-                splitter = _EN_END if lang == "en" else _ZH_END
-                sentences = [s.strip() for s in splitter.split(text) if s and len(s.strip()) >= 5]
-                out.append(
-                    {
-                        "key": f"{name}/{row['_id']}",
-                        "dataset": name,
-                        "title": row.get("title") or "",
-                        "lang": lang,
-                        "sentences": sentences,
-                    }
-                )
+        for row in read_jsonl(root / name / "corpus.jsonl"):
+            text = row.get("text") or ""
+            lang = "en" if detect_lang(text) == "en" else "zh"
+            splitter = _EN_END if lang == "en" else _ZH_END
+            sentences = [s.strip() for s in splitter.split(text) if s and len(s.strip()) >= 5]
+            out.append(
+                {
+                    "key": f"{name}/{row['_id']}",
+                    "dataset": name,
+                    "title": row.get("title") or "",
+                    "lang": lang,
+                    "sentences": sentences,
+                }
+            )
     return out
 
 
@@ -200,6 +197,22 @@ class Batch:
     def chunk_count(self) -> int:
         return len(self.vectors)
 
+    def rows(self) -> list[tuple[DocumentRow, list[ChunkRow]]]:
+        """The batch as the rows the product's document writes take, in document order."""
+        vectors = iter(self.vectors)
+        return [
+            (
+                DocumentRow(d.external_id, d.title, d.source, d.content_hash, d.metadata),
+                [
+                    ChunkRow(
+                        c.position, c.content, [], c.content_hash, c.content_tokens, next(vectors), c.metadata
+                    )
+                    for c in d.chunks
+                ],
+            )
+            for d in self.documents
+        ]
+
 
 class SyntheticCorpus:
     """size chunks in documents of 1-16 chunks, generated batch by batch (deterministic per seed)."""
@@ -214,7 +227,8 @@ class SyntheticCorpus:
         while made < self.size:
             started = time.perf_counter()
             rnd = random.Random(self.seed * 1_000_003 + number)
-            docs, clusters = [], []
+            docs: list[Document] = []
+            clusters: list[int] = []
             n = 0
             while n < min(batch_chunks, self.size - made):
                 doc = self._document(rnd, made + n, min(rnd.randint(1, 16), self.size - made - n))
@@ -233,15 +247,8 @@ class SyntheticCorpus:
         chunks = [self._chunk(rnd, src, external_id, position) for position in range(n_chunks)]
         content_hash = hashlib.sha256("".join(c.content_hash for c in chunks).encode()).hexdigest()
         meta = {"source": src.dataset, "lang": src.lang, "content_type": "text/plain"}
-        return Document(
-            uuid.UUID(int=rnd.getrandbits(128), version=4),
-            external_id,
-            src.title,
-            src.dataset,
-            content_hash,
-            meta,
-            chunks,
-        )
+        doc_id = uuid.UUID(int=rnd.getrandbits(128), version=4)
+        return Document(doc_id, external_id, src.title, src.dataset, content_hash, meta, chunks)
 
     def _chunk(self, rnd: random.Random, src: SourceDoc, external_id: str, position: int) -> Chunk:
         target = rnd.randint(*CHUNK_CHARS)

@@ -3,46 +3,33 @@
 Usage: .venv/bin/python -m bench.latency --sizes 10000 100000 [--dims 384] [--seconds-per-cell N]
                                          [--keep-db | --reuse] [--term-stats trigger|refresh]
 
-Per size: a synthetic corpus (bench/synthetic.py) binary-COPYed into a scratch database on the
-embedded server in .data/bench-postgres (bench/bulk_load.py), the Supabase guide's hybrid_search
-loaded beside it; then closed-loop cells at each concurrency, with and without a 1% metadata filter
-(bench/latency_cells.py); EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement for representative
-queries and recall@10 of the vector leg (bench/latency_plans.py). Markdown to stdout and
-bench/results/latency-<size>.md, JSON alongside, plans in bench/results/latency-plans/.
+Per size: a synthetic corpus (bench/common/synthetic.py) binary-COPYed into a scratch database on
+the embedded server in .data/bench-postgres (load.py), the Supabase guide's hybrid_search loaded
+beside it; then closed-loop cells at each concurrency, with and without a 1% metadata filter
+(cells.py); EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement for representative queries and
+recall@10 of the vector leg (plans.py). Markdown to stdout and bench/results/latency-<size>.md,
+JSON alongside, plans in bench/results/latency-plans/.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from backend import PROJECT_ROOT
 from backend.embeddings import LocalEmbedder
-from bench import bulk_load
-from bench.common import (
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    free_port,
-    log,
-    machine,
-    tune_bench_server,
-    wait_for_health,
-    write_json,
-)
-from bench.latency_cells import CellResult, http_runner, run_cell, search_stages, sql_runner, supabase_runner
-from bench.latency_plans import explain_hybrid, recall_at_10
-from bench.latency_report import render
-from bench.latency_server import bench_settings, save_vectors
-from bench.synthetic import (
+from backend.retrieval.params import HYBRID, MATCH
+from bench.common import RESULTS_DIR, log, supabase_ref
+from bench.common.db import tune_bench_server
+from bench.common.report import run_record, write_json
+from bench.common.server import serve
+from bench.common.synthetic import (
     MIX_RATIO,
     N_CLUSTERS,
     NOISE,
@@ -55,6 +42,19 @@ from bench.synthetic import (
     load_queries,
     query_vectors,
 )
+from bench.latency import load as bulk_load
+from bench.latency.cells import (
+    CellResult,
+    RunnerFactory,
+    http_runner,
+    run_cell,
+    search_stages,
+    sql_runner,
+    supabase_runner,
+)
+from bench.latency.plans import explain_hybrid, recall_at_10
+from bench.latency.report import render
+from bench.latency.server import latency_settings, save_vectors
 
 MODELS = {384: LocalEmbedder.model_id, 768: "gemini-embedding-001@768"}
 
@@ -85,6 +85,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--port", type=int, default=0, help="the API server's port (default: a free one)")
     keep = parser.add_mutually_exclusive_group()
     keep.add_argument("--keep-db", action="store_true", help="keep the scratch database afterwards")
     keep.add_argument(
@@ -98,7 +99,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def time_query_embedding(queries: list[Query], n: int = 20) -> dict[str, Any]:
     """The bundled model's embed_query, one query at a time, after loading it."""
-    embedder = LocalEmbedder(bench_settings())
+    embedder = LocalEmbedder(latency_settings())
     started = time.perf_counter()
     embedder.embed_query("warm up")
     load_seconds = time.perf_counter() - started
@@ -132,43 +133,18 @@ def load_or_reuse(corpus: SyntheticCorpus, model: str, args: argparse.Namespace)
         maintenance_work_mem=args.maintenance_work_mem,
     )
     log("loading the Supabase guide's table ...")
-    ref = bulk_load.load_supabase_ref(url, corpus.dims, args.maintenance_work_mem)
+    ref = supabase_ref.install(url, dims=corpus.dims, maintenance_work_mem=args.maintenance_work_mem)
     record = {"fingerprint": expect, "load": load, "supabase_ref_load": ref}
-    bulk_load.save_record(url, corpus.size, corpus.dims, record)
+    bulk_load.save_record(corpus.size, corpus.dims, record)
     return url, record, False
 
 
-def start_server(url: str, model: str, queries: list[Query], workdir: Path) -> tuple[subprocess.Popen, str]:
-    vectors = workdir / "query-vectors.npz"
-    save_vectors(str(vectors), query_vectors(queries))
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bench.latency_server",
-            "--database-url",
-            url,
-            "--vectors",
-            str(vectors),
-            "--model-id",
-            model,
-            "--port",
-            str(port),
-        ],
-        cwd=PROJECT_ROOT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    wait_for_health(proc, base, "bench.latency_server")
-    return proc, base
-
-
 def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespace) -> list[CellResult]:
-    settings = bench_settings()
+    settings = latency_settings()
     bounds = {"seconds": args.seconds_per_cell, "max_queries": args.max_queries_per_cell}
     cells = []
 
-    def run(case: str, factory: Any, filtered: bool, concurrency: int, extract: Any = None) -> None:
+    def run(case: str, factory: RunnerFactory, filtered: bool, concurrency: int, extract: Any = None) -> None:
         cell = run_cell(
             case, factory, queries, filtered=filtered, concurrency=concurrency, extract=extract, **bounds
         )
@@ -180,35 +156,33 @@ def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespa
         )
         cells.append(cell)
 
-    warm_up(
-        url, settings, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries
-    )
+    warm_up(url, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries)
     run("supabase_ref", supabase_runner(url, settings.rag_prefetch_k, args.dims), False, 1)
-    for case in ("hybrid_search", "match_documents"):
+    for case in (HYBRID, MATCH):
         for filtered in (False, True):
             for concurrency in args.concurrency:
                 run(case, sql_runner(url, settings, model, case, filtered), filtered, concurrency)
-    if not args.skip_http:
-        with tempfile.TemporaryDirectory() as tmp:
-            proc, base = start_server(url, model, queries, Path(tmp))
-            try:
-                for filtered in (False, True):
-                    for concurrency in args.concurrency:
-                        run("POST /search", http_runner(base, filtered), filtered, concurrency, search_stages)
-            finally:
-                proc.terminate()
-                proc.wait(timeout=30)
+    if args.skip_http:
+        return cells
+    with tempfile.TemporaryDirectory() as tmp:
+        vectors = Path(tmp) / "query-vectors.npz"
+        save_vectors(str(vectors), query_vectors(queries))
+        server_args = ["bench.latency.server", "--database-url", url, "--vectors", str(vectors)]
+        with serve([*server_args, "--model-id", model], port=args.port) as (_proc, base):
+            for filtered in (False, True):
+                for concurrency in args.concurrency:
+                    run("POST /search", http_runner(base, filtered), filtered, concurrency, search_stages)
     return cells
 
 
-def warm_up(url: str, settings: Any, model: str, queries: list[Query], n: int) -> None:
+def warm_up(url: str, model: str, queries: list[Query], n: int) -> None:
     """Run n queries through each SQL case, unrecorded, so the first cell does not pay for a cold cache."""
     if n <= 0:
         return
     started = time.perf_counter()
-    for case in ("hybrid_search", "match_documents"):
+    for case in (HYBRID, MATCH):
         for filtered in (False, True):
-            run, close = sql_runner(url, settings, model, case, filtered)()
+            run, close = sql_runner(url, latency_settings(), model, case, filtered)()
             try:
                 for q in queries[:n]:
                     run(q)
@@ -225,10 +199,7 @@ def pick_explain_queries(cells: list[CellResult], queries: list[Query]) -> list[
             (
                 c
                 for c in cells
-                if c.case == "hybrid_search"
-                and c.filtered == filtered
-                and c.concurrency == 1
-                and c.latencies_ms
+                if c.case == HYBRID and c.filtered == filtered and c.concurrency == 1 and c.latencies_ms
             ),
             None,
         )
@@ -250,13 +221,12 @@ def pick_explain_queries(cells: list[CellResult], queries: list[Query]) -> list[
 def run_size(
     size: int, pool: SentencePool, queries: list[Query], args: argparse.Namespace, embedding: dict
 ) -> dict[str, Any]:
-    code = code_version()
-    model = MODELS[args.dims]
+    run = run_record("bench.latency")  # before the load: a long run can straddle a commit
+    model, settings = MODELS[args.dims], latency_settings()
     corpus = SyntheticCorpus(pool, size, args.dims, args.seed)
     url, record, reused = load_or_reuse(corpus, model, args)
     try:
         cells = run_cells(url, model, queries, args)
-        suffix = f"{size}" if args.dims == 384 else f"{size}-{args.dims}d"
         explain = []
         for n, (label, q, filtered) in enumerate(pick_explain_queries(cells, queries), 1):
             log(f"  EXPLAIN {label}: {q.text}")
@@ -266,13 +236,13 @@ def run_size(
                 q,
                 filtered=filtered,
                 model=model,
-                settings=bench_settings(),
-                out_base=args.out_dir / "latency-plans" / f"latency-{suffix}-q{n}",
+                settings=settings,
+                out_base=args.out_dir / "latency-plans" / f"latency-{suffix(size, args.dims)}-q{n}",
             )
             plan["plan_file"] = f"latency-plans/{plan['plan_file']}"
             explain.append({"label": label, **plan})
         log("  recall@10 ...")
-        recall = recall_at_10(url, args.dims, queries[: args.recall_queries], model)
+        recall = recall_at_10(url, args.dims, queries[: args.recall_queries], model, settings)
         sizes = bulk_load.sizes(url)
         server = bulk_load.server_settings(url)
     finally:
@@ -281,9 +251,7 @@ def run_size(
     summaries = [c.summary() for c in cells]
     loads = [x for s in summaries for x in (s["loadavg_before"][0], s["loadavg_after"][0])]
     report = {
-        "command": command_line("bench.latency"),
-        "code": code,
-        "machine": machine(),
+        **run,
         "server": server,
         "size": size,
         "dims": args.dims,
@@ -297,7 +265,7 @@ def run_size(
         "seconds_per_cell": args.seconds_per_cell,
         "max_queries_per_cell": args.max_queries_per_cell,
         "query_count": len(queries),
-        "query_langs": dict_count(q.lang for q in queries),
+        "query_langs": ", ".join(f"{k} {v}" for k, v in sorted(Counter(q.lang for q in queries).items())),
         "loadavg": {"min": min(loads), "max": max(loads)},
         "cells": summaries,
         "explain": explain,
@@ -317,11 +285,8 @@ def run_size(
     return report
 
 
-def dict_count(items: Any) -> str:
-    counts: dict[str, int] = {}
-    for x in items:
-        counts[x] = counts.get(x, 0) + 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+def suffix(size: int, dims: int) -> str:
+    return f"{size}" if dims == 384 else f"{size}-{dims}d"
 
 
 def corpus_description(pool: SentencePool, args: argparse.Namespace) -> str:
@@ -348,12 +313,12 @@ def main(argv: list[str] | None = None) -> None:
     log(f"  {embedding}")
     for size in args.sizes:
         report = run_size(size, pool, queries, args, embedding)
-        suffix = f"{size}" if args.dims == 384 else f"{size}-{args.dims}d"
-        write_json(args.out_dir / f"latency-{suffix}.json", report)
+        path = args.out_dir / f"latency-{suffix(size, args.dims)}.md"
+        write_json(path.with_suffix(".json"), report)
         markdown = render(report)
-        (args.out_dir / f"latency-{suffix}.md").write_text(markdown, encoding="utf-8")
+        path.write_text(markdown, encoding="utf-8")
         print(markdown, flush=True)
-        log(f"wrote {args.out_dir / f'latency-{suffix}.md'} and .json")
+        log(f"wrote {path} and .json")
 
 
 if __name__ == "__main__":

