@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -194,6 +195,24 @@ class Settings(BaseSettings):
     )
     web_cache_ttl_s: int = Field(default=86_400, ge=0, description="0: web results are not cached.")
     web_near_duplicate_threshold: float = Field(default=0.8, gt=0, le=1)
+    # --- auth ------------------------------------------------------------------------------------
+    # none: every request acts as the documented local user (backend.auth.LOCAL_IDENTITY), through
+    # the same row-level security as a signed-in user. supabase: a Supabase access token is required.
+    auth_mode: Literal["none", "supabase"] = "none"
+    supabase_url: str = Field(default="", description="Project URL, e.g. https://abcd.supabase.co.")
+    supabase_jwt_secret: SecretStr | None = Field(
+        default=None, description="Legacy HS256 JWT secret; unset: only JWKS (ES256/RS256) tokens pass."
+    )
+    service_api_key: SecretStr | None = Field(
+        default=None,
+        description="Bearer key of the admin/service path (writes public documents); unset: no such path.",
+    )
+    auth_jwks_cache_ttl_s: float = Field(default=600.0, gt=0, description="How long fetched keys are used.")
+    auth_jwks_min_refresh_s: float = Field(
+        default=30.0, ge=0, description="Least time between two JWKS fetches (unknown kids force no more)."
+    )
+    auth_jwks_timeout_s: float = Field(default=5.0, gt=0)
+    auth_leeway_s: float = Field(default=10.0, ge=0, le=300, description="Clock skew allowed on exp/nbf/iat.")
 
     # --- server ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
@@ -219,6 +238,7 @@ class Settings(BaseSettings):
         if self.db_pool_min_size > self.db_pool_max_size:
             problems.append("db_pool_min_size must not exceed db_pool_max_size")
         problems.extend(self._budget_problems())
+        problems.extend(self._auth_problems())
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -262,6 +282,28 @@ class Settings(BaseSettings):
             if url and not url.startswith(("http://", "https://")):
                 raise ValueError(f"{name.upper()} must be an http(s) URL, got {url!r}")
         return self
+
+    def _auth_problems(self) -> list[str]:
+        problems: list[str] = []
+        url = self.supabase_url.strip()
+        if self.auth_mode == "supabase" and not url:
+            problems.append(
+                "AUTH_MODE=supabase needs SUPABASE_URL (the project URL, e.g. https://abcd.supabase.co)"
+            )
+        if url and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
+            problems.append(f"SUPABASE_URL ({url!r}) must be an http(s) URL such as https://abcd.supabase.co")
+        key = self.service_api_key.get_secret_value() if self.service_api_key else None
+        if key is not None and len(key) < 32:
+            problems.append("SERVICE_API_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)")
+        secret = self.supabase_jwt_secret.get_secret_value() if self.supabase_jwt_secret else None
+        if secret is not None and len(secret) < 32:
+            problems.append("SUPABASE_JWT_SECRET must be the project's JWT secret (at least 32 characters)")
+        return problems
+
+    @property
+    def supabase_auth_url(self) -> str:
+        """{SUPABASE_URL}/auth/v1: the issuer of the project's access tokens."""
+        return self.supabase_url.strip().rstrip("/") + "/auth/v1"
 
     @property
     def uses_embedded_db(self) -> bool:

@@ -65,3 +65,22 @@ class UnsafeURL(InvalidInput):
 
 class PageFetchError(ProviderError):
     """A web page could not be read (HTTP error, not HTML, unreachable); the hit keeps its snippet."""
+
+
+class Unauthorized(DomainError):
+    """A malformed, expired or otherwise invalid access token (RFC 6750 error "invalid_token")."""
+
+    status_code = 401
+    oauth_error: str | None = "invalid_token"
+
+
+class MissingCredentials(Unauthorized):
+    """No access token at all: RFC 6750 says to answer without an error code."""
+
+    oauth_error = None
+
+
+class AuthUnavailable(DomainError):
+    """Credentials cannot be checked right now (the sign-in keys are unreachable): not the caller's fault."""
+
+    status_code = 503

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import psycopg
@@ -10,9 +11,22 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from backend.errors import DomainError
+from backend.errors import AuthUnavailable, DomainError, Unauthorized
 
 logger = logging.getLogger(__name__)
+
+REALM = "pgrag"
+# RFC 6750 section 3: error_description is limited to printable ASCII without '"' and '\\'.
+_NOT_IN_DESCRIPTION = re.compile(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]")
+AUTH_RETRY_AFTER_S = 5
+
+
+def www_authenticate(exc: Unauthorized) -> str:
+    """The RFC 6750 challenge for a 401: the realm, plus the error when a token was sent."""
+    if exc.oauth_error is None:
+        return f'Bearer realm="{REALM}"'
+    description = _NOT_IN_DESCRIPTION.sub("?", str(exc))
+    return f'Bearer realm="{REALM}", error="{exc.oauth_error}", error_description="{description}"'
 
 
 def error_payload(exc: Exception) -> tuple[int, dict[str, Any]]:
@@ -56,6 +70,23 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(DomainError, handle)
     app.add_exception_handler(psycopg.Error, handle)
     app.add_exception_handler(Exception, handle)  # a JSON 500 without internals, logged with its traceback
+
+    @app.exception_handler(Unauthorized)
+    async def unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(exc), "error": type(exc).__name__},
+            status_code=exc.status_code,
+            headers={"WWW-Authenticate": www_authenticate(exc)},
+        )
+
+    @app.exception_handler(AuthUnavailable)
+    async def auth_unavailable(request: Request, exc: AuthUnavailable) -> JSONResponse:
+        logger.error("authentication unavailable: %s", exc)
+        return JSONResponse(
+            {"detail": str(exc), "error": type(exc).__name__},
+            status_code=exc.status_code,
+            headers={"Retry-After": str(AUTH_RETRY_AFTER_S)},
+        )
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
