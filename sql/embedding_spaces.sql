@@ -5,6 +5,10 @@
 -- The retrieval functions use it to refuse a query embedding from a model the corpus was not
 -- embedded with (a silent mix of vector spaces returns nonsense).
 --
+-- SECURITY DEFINER (migration 013): the answer is the corpus's, not the caller's visible share. Which
+-- models embedded the chunks is no secret, and under row-level security the loose index scan would
+-- have to step over every chunk the caller may not read (no index-only scan) to find the next space.
+--
 -- Usage:   select * from public.embedding_spaces();
 -- EXPLAIN: explain analyze select * from public.embedding_spaces();  -- expect Index Only Scans
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
@@ -14,6 +18,7 @@ create or replace function public.embedding_spaces()
 returns table (embedding_dims integer, embedding_model text)
 language sql
 stable
+security definer
 set search_path = public, extensions, pg_temp
 as $$
     with recursive spaces(embedding_dims, embedding_model) as (
@@ -36,3 +41,5 @@ as $$
     )
     select spaces.embedding_dims, spaces.embedding_model from spaces;
 $$;
+revoke execute on function public.embedding_spaces() from public, anon;
+grant execute on function public.embedding_spaces() to authenticated, service_role;

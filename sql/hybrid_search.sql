@@ -40,8 +40,12 @@
 --                          both of the two rarest terms. It bounds the rows the leg scores on large
 --                          corpora (bench/latency) and changes nothing on small ones.
 --
--- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims); PREPARE that text
--- and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
+-- Row-level security: SECURITY INVOKER, so the chunk and document policies decide what a caller
+-- sees (a user: public chunks and their own). For such a caller the full-text leg takes its matches
+-- from hybrid_search_visible_matches() so that the GIN index is still used.
+--
+-- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims, row_security); PREPARE
+-- that text and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -113,6 +117,7 @@ declare
     term_queries tsquery[];
     term_idfs double precision[];
     match_query tsquery;
+    row_security boolean := row_security_active('public.chunks');
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
@@ -149,7 +154,7 @@ begin
         case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb then ef_search else filtered_ef_search end,
         leg_count)::text, true);
 
-    return query execute public.hybrid_search_query(coalesce(dims, 1))
+    return query execute public.hybrid_search_query(coalesce(dims, 1), row_security)
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length;

@@ -1,4 +1,4 @@
--- hybrid_search_query(dims) -> text
+-- hybrid_search_query(dims, row_security) -> text
 --
 -- The statement hybrid_search executes for a query vector of `dims` dimensions. Parameters:
 -- $1 query embedding, $2 tsquery the GIN index matches (OR of the query's significant terms),
@@ -6,10 +6,17 @@
 -- $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery per query term,
 -- $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes.
 -- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
+-- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
+-- the full-text leg reads its matches by primary key from hybrid_search_visible_matches(), because
+-- under RLS `fts @@ query` cannot use the GIN index (see that function). Without RLS (the backend's
+-- own role, service_role on Supabase) the statement is the same as before migration 013.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
-create or replace function public.hybrid_search_query(dims integer)
+-- Migration 013 added row_security; the one-argument form would make hybrid_search_query(384) ambiguous.
+drop function if exists public.hybrid_search_query(integer);
+
+create or replace function public.hybrid_search_query(dims integer, row_security boolean default false)
 returns text
 language sql
 immutable
@@ -27,7 +34,7 @@ as $fn$
                     from unnest($12::tsquery[], $13::float8[]) as w(q, idf))
                        / (1 - $14 + $14 * length(c.fts) / $15) as score
             from public.chunks c
-            where $7 and c.fts @@ $2 and c.metadata @> $4
+            where $7 and c.fts @@ $2 and c.metadata @> $4%2$s
             order by score desc, c.id
             limit $3
         ),
@@ -39,7 +46,9 @@ as $fn$
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
             from public.chunks c
             where $8 and c.embedding_dims = %1$s
-              and c.metadata @> $4
+              -- An empty filter folds away: under RLS the planner may not use statistics for the
+              -- non-leakproof @>, guesses one row in a hundred passes, and would sort a scan, not use HNSW.
+              and ($4 = '{}'::jsonb or c.metadata @> $4)
               and ($9::text is null or c.embedding_model = $9)
             order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
             limit $3
@@ -68,5 +77,6 @@ as $fn$
         join public.chunks c on c.id = fu.id
         join public.documents d on d.id = c.document_id
         order by fu.rrf_score desc, fu.id
-    $q$, dims);
+    $q$, dims, case when row_security then '
+              and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))' else '' end);
 $fn$;

@@ -30,17 +30,26 @@ def axis(i: int, dims: int = 384) -> np.ndarray:
 
 
 def insert_document(
-    conn: psycopg.Connection, *, external_id: str | None = None, title: str = "", metadata: dict | None = None
+    conn: psycopg.Connection,
+    *,
+    external_id: str | None = None,
+    title: str = "",
+    metadata: dict | None = None,
+    owner_id: uuid.UUID | None = None,
+    visibility: str = "private",
 ) -> uuid.UUID:
     external_id = external_id or uuid.uuid4().hex
     row = conn.execute(
-        "insert into documents (external_id, title, content_hash, metadata) "
-        "values (%(external_id)s, %(title)s, %(hash)s, %(metadata)s) returning id",
+        "insert into documents (external_id, title, content_hash, metadata, owner_id, visibility) "
+        "values (%(external_id)s, %(title)s, %(hash)s, %(metadata)s, %(owner_id)s, %(visibility)s) "
+        "returning id",
         {
             "external_id": external_id,
             "title": title,
             "hash": hashlib.sha256(external_id.encode()).hexdigest(),
             "metadata": json.dumps(metadata or {}),
+            "owner_id": owner_id,
+            "visibility": visibility,
         },
     ).fetchone()
     assert row is not None
@@ -72,6 +81,27 @@ def insert_chunk(
             "model": model,
             "metadata": json.dumps(metadata or {}),
         },
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def insert_conversation(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, title: str = ""
+) -> uuid.UUID:
+    row = conn.execute(
+        "insert into conversations (owner_id, title) values (%s, %s) returning id", (owner_id, title)
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def insert_message(
+    conn: psycopg.Connection, conversation_id: uuid.UUID, content: str, role: str = "user"
+) -> uuid.UUID:
+    row = conn.execute(
+        "insert into messages (conversation_id, role, content) values (%s, %s, %s) returning id",
+        (conversation_id, role, content),
     ).fetchone()
     assert row is not None
     return row[0]

@@ -341,7 +341,8 @@ def test_local_mode_is_the_documented_local_user_and_the_service_key_is_the_serv
     assert LOCAL_IDENTITY.user_id == LOCAL_USER_ID == uuid.UUID("00000000-0000-0000-0000-000000000001")
     assert LOCAL_IDENTITY.role == "authenticated"
     assert auth.authenticate(f"Bearer {SERVICE_KEY}") == SERVICE_IDENTITY
-    assert SERVICE_IDENTITY.is_service and SERVICE_IDENTITY.user_id is None
+    assert SERVICE_IDENTITY.is_service
+    assert SERVICE_IDENTITY.user_id is None
 
 
 def test_supabase_mode_needs_a_bearer_token_or_the_service_key(verifier, es_key):
