@@ -7,7 +7,8 @@
 --     policies below hold for the API and for any Supabase client alike. `anon` sees nothing.
 --   * documents.visibility: 'private' (its owner only) or 'public' (the shared corpus, written only
 --     by service_role or by the backend's own role, i.e. the CLI). Documents that existed before
---     had no owner -- the CLI and the demo loaded them -- so they become public.
+--     had no owner -- the CLI and the demo loaded them -- so they become public. A new document
+--     that does not say is private when it has an owner and public when it has none.
 --   * chunks carry their document's owner_id and visibility, copied by triggers, so chunk policies
 --     need no join (and hybrid_search filters chunks without touching documents).
 --   * conversations and messages belong to one user; messages carry their conversation's owner_id
@@ -116,15 +117,21 @@ $$;
 
 -- --- visibility and owners -------------------------------------------------------------------------
 
--- Added with default 'public' so existing rows become public without a table rewrite, then the
--- default for new rows becomes 'private'.
+-- Added with default 'public' so existing rows become public without a table rewrite. A new row
+-- that does not say follows its owner (trigger below): private when it has one, public when it has
+-- none (the service role, the CLI). owner_id defaults to the writing user, so a user's insert is
+-- theirs and private. A private document without an owner would be invisible to everyone forever:
+-- the constraint refuses it.
 alter table public.documents add column if not exists visibility text not null default 'public';
-alter table public.documents alter column visibility set default 'private';
+alter table public.documents alter column visibility drop default;
+alter table public.documents alter column owner_id set default auth.uid();
 alter table public.documents drop constraint if exists documents_visibility_check;
 alter table public.documents add constraint documents_visibility_check
     check (visibility in ('private', 'public'));
 update public.documents set visibility = 'private' where owner_id is not null and visibility = 'public';
-alter table public.documents alter column owner_id set default auth.uid();
+alter table public.documents drop constraint if exists documents_private_has_owner;
+alter table public.documents add constraint documents_private_has_owner
+    check (visibility = 'public' or owner_id is not null);
 comment on column public.documents.visibility is
     'private: readable by owner_id only; public: by every signed-in user, written by service_role only.';
 
@@ -150,7 +157,26 @@ where c.id = m.conversation_id and m.owner_id is distinct from c.owner_id;
 comment on column public.messages.owner_id is
     'Copied from the conversation by a trigger, so the message policy needs no join.';
 
--- --- triggers: children inherit access from their parent ------------------------------------------
+-- --- triggers: a document's default visibility; children inherit access from their parent ---------
+
+create or replace function public.documents_default_visibility()
+returns trigger
+language plpgsql
+set search_path = public, pg_temp
+as $$
+begin
+    if new.visibility is null then
+        new.visibility := case when new.owner_id is null then 'public' else 'private' end;
+    end if;
+    return new;
+end;
+$$;
+
+drop trigger if exists documents_default_visibility on public.documents;
+create trigger documents_default_visibility
+    before insert on public.documents
+    for each row execute function public.documents_default_visibility();
+
 -- SECURITY DEFINER: the copied values are the parent's real ones whoever writes, and a change of
 -- the parent reaches every child row regardless of the writer's own policies.
 
@@ -243,7 +269,7 @@ alter function public.term_stats_after_insert() security definer;
 alter function public.term_stats_after_delete() security definer;
 
 revoke execute on function
-    public.chunks_inherit_document_access(), public.documents_propagate_access(),
+    public.documents_default_visibility(), public.chunks_inherit_document_access(), public.documents_propagate_access(),
     public.messages_inherit_conversation_owner(), public.conversations_propagate_owner(),
     public.term_stats_after_insert(), public.term_stats_after_delete(), public.refresh_term_stats()
 from public, anon, authenticated, service_role;

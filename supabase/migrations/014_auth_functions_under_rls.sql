@@ -322,6 +322,9 @@ language plpgsql
 stable
 security definer
 set search_path = public, pg_temp
+-- A generic plan cannot know how selective match_query is and falls back to a sequential scan
+-- (20 ms instead of 0.2 ms at 100k chunks): plan each call for its own query.
+set plan_cache_mode = force_custom_plan
 as $$
 declare
     caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
