@@ -175,5 +175,7 @@ def web_settings(fake_web):
         return Settings(_env_file=None, **{**values, **overrides})
 
     return make
+
+
 # A pgbouncer in transaction pooling mode: the `pgbouncer` fixture (tests/pgbouncer.py).
 pytest_plugins = ["tests.pgbouncer"]

@@ -42,10 +42,18 @@ def test_inconsistent_values_are_refused_naming_the_setting(monkeypatch, env, na
         Settings(_env_file=None)
 
 
-def test_cli_refuses_bad_settings_with_a_message_and_no_traceback(monkeypatch, capsys):
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"RAG_TOP_K_MIN": "9"}, "rag_top_k_min (9) must not exceed rag_top_k_max (5)"),
+        ({"AUTH_MODE": "supabase"}, "AUTH_MODE=supabase needs SUPABASE_URL"),
+    ],
+)
+def test_cli_refuses_bad_settings_with_a_message_and_no_traceback(monkeypatch, capsys, env, message):
     from backend.cli import main
 
-    monkeypatch.setenv("RAG_TOP_K_MIN", "9")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     from backend.config import get_settings
 
     get_settings.cache_clear()
@@ -54,7 +62,7 @@ def test_cli_refuses_bad_settings_with_a_message_and_no_traceback(monkeypatch, c
     finally:
         get_settings.cache_clear()
     err = capsys.readouterr().err
-    assert "rag_top_k_min (9) must not exceed rag_top_k_max (5)" in err
+    assert message in err
     assert "Traceback" not in err
 
 

@@ -20,7 +20,14 @@ from psycopg_pool import ConnectionPool
 from backend.auth import LOCAL_IDENTITY, SERVICE_IDENTITY, Identity, user_identity
 from backend.db.connection import configure_connection
 from backend.db.identity import apply_identity, user_transaction
-from tests.factories import axis, insert_chunk, insert_conversation, insert_document, insert_message
+from tests.factories import (
+    acting_as,
+    axis,
+    insert_chunk,
+    insert_conversation,
+    insert_document,
+    insert_message,
+)
 
 A = user_identity(uuid.UUID("aaaaaaaa-0000-4000-8000-000000000001"))
 B = user_identity(uuid.UUID("bbbbbbbb-0000-4000-8000-000000000002"))
@@ -55,14 +62,6 @@ def world(db) -> World:
         a_conversation=conversation,
         a_message=insert_message(db, conversation, "A 的秘密问题"),
     )
-
-
-@contextmanager
-def acting_as(conn: psycopg.Connection, identity: Identity) -> Iterator[psycopg.Connection]:
-    """One transaction as `identity`, rolled back afterwards."""
-    with conn.transaction(force_rollback=True):
-        apply_identity(conn, identity)
-        yield conn
 
 
 @contextmanager
@@ -262,6 +261,20 @@ def test_a_user_writes_private_documents_of_their_own_and_term_statistics_follow
     with acting_as(db, B):
         assert db.execute("delete from documents where id = %s", (doc[0],)).rowcount == 1
         assert db.execute("select ndoc from term_stats where lexeme = '考拉'").fetchone() == (1,)
+
+
+def test_a_document_that_does_not_say_is_private_with_an_owner_and_public_without(db):
+    rows = db.execute(
+        "insert into documents (external_id, content_hash, owner_id) "
+        "values ('mine', 'h', %s), ('cli', 'h', null) returning external_id, visibility",
+        (A.user_id,),
+    ).fetchall()
+    assert sorted(rows) == [("cli", "public"), ("mine", "private")]
+    # Nobody could ever read a private document without an owner: refused, not stored.
+    with pytest.raises(psycopg.errors.CheckViolation, match="documents_private_has_owner"):
+        db.execute(
+            "insert into documents (external_id, content_hash, visibility) values ('x', 'h', 'private')"
+        )
 
 
 def test_the_service_role_publishes_and_visibility_reaches_the_chunks(db, world):

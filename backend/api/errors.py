@@ -61,32 +61,25 @@ def log_failure(exc: Exception, where: str) -> None:
         logger.exception("%s: unexpected error", where, exc_info=exc)
 
 
+def _headers(exc: Exception) -> dict[str, str] | None:
+    """Headers some errors owe the client: a 401's challenge, a retry hint when Auth is unreachable."""
+    if isinstance(exc, Unauthorized):
+        return {"WWW-Authenticate": www_authenticate(exc)}
+    if isinstance(exc, AuthUnavailable):
+        logger.error("authentication unavailable: %s", exc)
+        return {"Retry-After": str(AUTH_RETRY_AFTER_S)}
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         log_failure(exc, f"{request.method} {request.url.path}")
         status, body = error_payload(exc)
-        return JSONResponse(body, status_code=status)
+        return JSONResponse(body, status_code=status, headers=_headers(exc))
 
     app.add_exception_handler(DomainError, handle)
     app.add_exception_handler(psycopg.Error, handle)
     app.add_exception_handler(Exception, handle)  # a JSON 500 without internals, logged with its traceback
-
-    @app.exception_handler(Unauthorized)
-    async def unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
-        return JSONResponse(
-            {"detail": str(exc), "error": type(exc).__name__},
-            status_code=exc.status_code,
-            headers={"WWW-Authenticate": www_authenticate(exc)},
-        )
-
-    @app.exception_handler(AuthUnavailable)
-    async def auth_unavailable(request: Request, exc: AuthUnavailable) -> JSONResponse:
-        logger.error("authentication unavailable: %s", exc)
-        return JSONResponse(
-            {"detail": str(exc), "error": type(exc).__name__},
-            status_code=exc.status_code,
-            headers={"Retry-After": str(AUTH_RETRY_AFTER_S)},
-        )
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 DatabaseRole = Literal["authenticated", "service_role"]
 
-# The one user of AUTH_MODE=none. Migration 012 gives it the conversations that existed before
+# The one user of AUTH_MODE=none. Migration 013 gives it the conversations that existed before
 # users did, so the demo's history survives; its documents are private like anyone's.
 LOCAL_USER_ID = uuid.UUID("00000000-0000-0000-0000-000000000001")
 

@@ -1,6 +1,6 @@
 """A request's identity inside PostgreSQL: its role and verified claims, for one transaction only.
 
-Row-level security (migration 012) decides what every statement can see from `auth.uid()`, which
+Row-level security (migration 013) decides what every statement can see from `auth.uid()`, which
 reads `request.jwt.claims`. Both settings are transaction-local (`set_config(..., true)`), so they end
 with the transaction and never leak to the next user of a pooled connection -- also through a
 transaction-mode pooler (pgbouncer, Supabase's port 6543), where consecutive transactions of one
@@ -8,7 +8,7 @@ client may run on different server connections.
 
 Roles: `authenticated` for users (and AUTH_MODE=none's local user), `service_role` for the admin
 path. service_role, not the backend's own role, so that the admin path holds only the table
-privileges migration 012 grants (no DDL, no TRUNCATE) and runs the same code path as everyone;
+privileges migration 013 grants (no DDL, no TRUNCATE) and runs the same code path as everyone;
 on Supabase it bypasses RLS, elsewhere its policies allow every row. The backend's own role (the
 tables' owner) stays for migrations, the CLI and bulk loads.
 """
