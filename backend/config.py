@@ -7,12 +7,14 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ConfidenceLevel = Literal["low", "medium", "high"]
 DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
+SUPABASE_TRANSACTION_POOLER_PORT = 6543
 MAX_MATCH_COUNT = 1000  # hybrid_search / match_documents refuse a larger match_count
 
 # Metadata keys a caller may attach to documents (the seed's whitelist, plus our ingest-time fields).
@@ -42,6 +44,15 @@ class Settings(BaseSettings):
 
     # --- database -------------------------------------------------------------------------------
     database_url: str = Field(default="", description="Empty: start the embedded PostgreSQL.")
+    database_read_url: str = Field(
+        default="", description="A read replica for searches; empty: searches use DATABASE_URL."
+    )
+    database_pooler: Literal["session", "transaction"] | None = Field(
+        default=None,
+        description="transaction: a transaction-mode pooler (Supabase port 6543, pgbouncer) is in front, "
+        "so no server-side prepared statements and no session settings. None: transaction when the "
+        "URL's port is 6543, else session.",
+    )
     embedded_db_dir: Path = Path("./.data/postgres")
     db_pool_min_size: int = Field(default=1, ge=1)
     db_pool_max_size: int = Field(default=10, ge=1)
@@ -308,6 +319,16 @@ class Settings(BaseSettings):
     @property
     def uses_embedded_db(self) -> bool:
         return not self.database_url.strip()
+
+    def pooler_mode(self, url: str) -> Literal["session", "transaction"]:
+        """How connections to `url` behave: through a transaction-mode pooler or not."""
+        if self.database_pooler is not None:
+            return self.database_pooler
+        try:
+            port = urlsplit(url).port
+        except ValueError:
+            port = None
+        return "transaction" if port == SUPABASE_TRANSACTION_POOLER_PORT else "session"
 
     @property
     def resolved_auto_migrate(self) -> bool:

@@ -13,6 +13,12 @@ class NotFound(DomainError):
     status_code = 404
 
 
+class Forbidden(DomainError):
+    """The caller is known and may see the thing, but not do this to it."""
+
+    status_code = 403
+
+
 class InvalidInput(DomainError):
     status_code = 422
 

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from backend.auth import LOCAL_IDENTITY
 from backend.config import Settings
 from backend.ingest.loaders import load_path
 from backend.services.evidence import EvidenceOptions
@@ -96,7 +97,8 @@ def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> li
             result = app.retrieval.search(
                 SearchRequest(
                     text, top_k=budget.local_recall_k, prefetch_k=budget.actual_recall, dynamic=False
-                )
+                ),
+                identity=LOCAL_IDENTITY,
             )
             docs = first_occurrences(c.external_id for c in result.results)
             gold = set() if kind == "foreign" else set(dataset.qrels[qid])

@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
+from backend.auth import LOCAL_IDENTITY
 from backend.confidence.policy import load_policy
 from backend.testing import ScriptedLLM
 
@@ -104,17 +105,24 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
     with TestClient(create_app(services=services)) as client:
         client.post("/documents/batch", json={"documents": DOCS + LIFESPANS})
     question = "鸭嘴兽的寿命是多少？"
-    main = services.retrieval.search(SearchRequest(query=question, top_k=1, prefetch_k=1, dynamic=False))
-    full = services.retrieval.search(SearchRequest(query=question, top_k=6, prefetch_k=6, dynamic=False))
+    main = services.retrieval.search(
+        SearchRequest(query=question, top_k=1, prefetch_k=1, dynamic=False), identity=LOCAL_IDENTITY
+    )
+    full = services.retrieval.search(
+        SearchRequest(query=question, top_k=6, prefetch_k=6, dynamic=False), identity=LOCAL_IDENTITY
+    )
     koala_text = DOCS[1]["content"]  # a gap query that matches the koala chunk word for word
-    koala = services.retrieval.search(SearchRequest(query=koala_text, top_k=1, dynamic=False)).results[0]
-    platypus = services.retrieval.search(SearchRequest(query="鸭嘴兽 产卵", top_k=1, dynamic=False)).results[
-        0
-    ]
+    koala = services.retrieval.search(
+        SearchRequest(query=koala_text, top_k=1, dynamic=False), identity=LOCAL_IDENTITY
+    ).results[0]
+    platypus = services.retrieval.search(
+        SearchRequest(query="鸭嘴兽 产卵", top_k=1, dynamic=False), identity=LOCAL_IDENTITY
+    ).results[0]
     assert (koala.external_id, platypus.external_id) == ("koala", "platypus")
     assert koala.final_score > main.results[0].final_score  # a perfect match for its own gap query
 
-    ranked = global_rerank(main, services.retrieval, services.settings)([*main.results, koala, platypus])
+    rerank = global_rerank(main, services.retrieval, services.settings, LOCAL_IDENTITY)
+    ranked = rerank([*main.results, koala, platypus])
     assert [c.external_id for c in ranked] == ["platypus-life", "platypus"]  # koala: irrelevant to it
     # Rescored exactly as the question's own search scores that chunk.
     own = {c.chunk_id: c.final_score for c in full.candidates}
@@ -137,12 +145,12 @@ def test_a_failing_gap_search_is_logged_and_the_rest_still_fuse(make_services, c
     services = make_services(llm=llm, local_top_k=1)
     original = services.retrieval.search
 
-    def flaky(request):
+    def flaky(request, *, identity):
         if request.query == "坏的查询":
             from backend.errors import ProviderError
 
             raise ProviderError("embedding service unavailable")
-        return original(request)
+        return original(request, identity=identity)
 
     services.retrieval.search = flaky
     with TestClient(create_app(services=services)) as client:

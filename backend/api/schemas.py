@@ -68,6 +68,10 @@ class DocumentOut(BaseModel):
     source: str
     content_hash: str
     metadata: dict[str, Any]
+    visibility: Literal["private", "public"] = Field(
+        description="private: only its owner sees it; public: every signed-in user (the shared corpus)"
+    )
+    owner_id: uuid.UUID | None = Field(description="the user who owns it; null for the shared corpus")
     chunk_count: int
     created_at: datetime
     updated_at: datetime

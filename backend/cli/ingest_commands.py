@@ -100,7 +100,8 @@ def ingest_with_progress(
             file=sys.stderr,
         )
     try:
-        return ingestion.ingest(items, bulk=bulk, on_progress=progress)
+        # The CLI is the admin path: it writes the shared corpus as the backend's own role (public).
+        return ingestion.ingest(items, identity=None, bulk=bulk, on_progress=progress)
     finally:
         bar.close()
 

@@ -25,27 +25,44 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from backend.auth.identity import Identity
+from backend.db.connection import SEARCH_PATH
 
 # Identifiers never come from input: the role is checked against this whitelist.
 DATABASE_ROLES: Final = frozenset({"authenticated", "service_role"})
 
 
-def apply_identity(conn: psycopg.Connection, identity: Identity) -> None:
-    """Switch the current transaction to the identity's role and claims (until it ends)."""
+def apply_identity(
+    conn: psycopg.Connection, identity: Identity, *, statement_timeout_ms: int | None = None
+) -> None:
+    """Switch the current transaction to the identity's role and claims (until it ends).
+
+    The search path (and the statement timeout, when given) are set for the transaction too: a
+    transaction-mode pooler does not carry a connection's session settings from one transaction to
+    the next, so nothing a request relies on may live in the session.
+    """
     if identity.role not in DATABASE_ROLES:
         raise ValueError(f"not a request role: {identity.role!r}")
     if conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE:
         # Outside a transaction block the settings would end with this very statement.
         raise RuntimeError("apply_identity needs an open transaction: use `with conn.transaction():`")
     conn.execute(
-        "select set_config('role', %s, true), set_config('request.jwt.claims', %s, true)",
-        (identity.role, json.dumps(identity.database_claims(), default=str)),
+        "select set_config('role', %s, true), set_config('request.jwt.claims', %s, true), "
+        "set_config('search_path', %s, true), "
+        "set_config('statement_timeout', coalesce(%s::text, current_setting('statement_timeout')), true)",
+        (
+            identity.role,
+            json.dumps(identity.database_claims(), default=str),
+            SEARCH_PATH,
+            None if statement_timeout_ms is None else f"{statement_timeout_ms}ms",
+        ),
     )
 
 
 @contextmanager
-def user_transaction(pool: ConnectionPool, identity: Identity) -> Iterator[psycopg.Connection]:
+def user_transaction(
+    pool: ConnectionPool, identity: Identity, *, statement_timeout_ms: int | None = None
+) -> Iterator[psycopg.Connection]:
     """A pooled connection in one transaction that runs as `identity`; commits on success."""
     with pool.connection() as conn, conn.transaction():
-        apply_identity(conn, identity)
+        apply_identity(conn, identity, statement_timeout_ms=statement_timeout_ms)
         yield conn

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from backend.auth.identity import Identity
 from backend.config import MAX_MATCH_COUNT, Settings
 from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
@@ -126,8 +127,11 @@ def gather_evidence(
     llm: LLM,
     settings: Settings,
     options: EvidenceOptions | None = None,
+    *,
+    identity: Identity,
 ) -> Evidence:
-    """Main search with the seed's recall budgets, gap supplement if scarce, one truncation."""
+    """Main search with the seed's recall budgets, gap supplement if scarce, one truncation; every
+    search runs as `identity`."""
     started = time.perf_counter()
     s, options = settings, options or EvidenceOptions()
     budget = options.budget(s)
@@ -139,7 +143,8 @@ def gather_evidence(
             dynamic=False,
             mode=options.mode,
             filters=options.filters,
-        )
+        ),
+        identity=identity,
     )
     main = search.results  # local_recall_k chunks after the local rerank, not yet truncated
     relevant_main = [c for c in main if is_relevant(c, s)]
@@ -151,7 +156,7 @@ def gather_evidence(
 
     if reason:
         chunks, gap, truncation = _with_gap_supplement(
-            question, search, options, budget, retrieval, llm, s, reason
+            question, search, options, budget, retrieval, llm, s, reason, identity
         )
         considered = gap.pool_fusion.total_reranked if gap.pool_fusion else len(chunks)
         relevance = RelevanceDiagnostics(kept=len(chunks), dropped=considered - len(chunks))
@@ -194,6 +199,7 @@ def _with_gap_supplement(
     llm: LLM,
     s: Settings,
     reason: str,
+    identity: Identity,
 ) -> tuple[list[ScoredChunk], GapDiagnostics, TruncationDiagnostics]:
     main = search.results
     gap_queries = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
@@ -205,7 +211,7 @@ def _with_gap_supplement(
             query=query, top_k=gap_top_k, dynamic=False, mode=options.mode, filters=options.filters
         )
         try:
-            gap_pool.extend(retrieval.search(request).results)
+            gap_pool.extend(retrieval.search(request, identity=identity).results)
         except (DomainError, psycopg.Error) as exc:
             logger.warning("[chat] gap supplement search failed for %r: %s", query, exc)
             failed.append(query)
@@ -216,7 +222,7 @@ def _with_gap_supplement(
         top_k=budget.step_k,
         gap_ratio=s.chat_gap_ratio,
         rank_pool_multiplier=s.chat_rank_pool_multiplier,
-        rerank=global_rerank(search, retrieval, s),
+        rerank=global_rerank(search, retrieval, s, identity),
         diag=fusion,
     )
     gap = GapDiagnostics(
@@ -233,13 +239,13 @@ def _with_gap_supplement(
 
 
 def global_rerank(
-    search: SearchResult, retrieval: RetrievalService, settings: Settings
+    search: SearchResult, retrieval: RetrievalService, settings: Settings, identity: Identity
 ) -> Callable[[list[ScoredChunk]], list[ScoredChunk]]:
     """Seed §四 Step 2: main and gap candidates scored together against the question (not against the
     gap query that found them), best first; candidates below the relevance gate are left out."""
 
     def rerank(items: list[ScoredChunk]) -> list[ScoredChunk]:
-        rescored = retrieval.rescore(search, items)
+        rescored = retrieval.rescore(search, items, identity=identity)
         ranked = sorted(rescored, key=lambda c: -c.final_score)  # stable: main before gap on ties
         return [c for c in ranked if is_relevant(c, settings)]
 

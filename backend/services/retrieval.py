@@ -10,11 +10,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from psycopg_pool import ConnectionPool
 
+from backend.auth.identity import Identity
 from backend.confidence.policy import POLICIES_DIR, load_policy
 from backend.confidence.scoring import retrieval_confidence
 from backend.config import Settings
+from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
 from backend.errors import InvalidInput
@@ -112,8 +113,8 @@ def _round(v: Any) -> Any:
 class RetrievalService:
     """Three-stage retrieval over the SQL functions."""
 
-    def __init__(self, pool: ConnectionPool, embedder: Embedder, settings: Settings) -> None:
-        self.pool = pool
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
         self.embedder = embedder
         self.settings = settings
         self.weights = RerankWeights(
@@ -124,7 +125,8 @@ class RetrievalService:
         self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
         self.params = HybridParams.from_settings(settings)
 
-    def search(self, request: SearchRequest) -> SearchResult:
+    def search(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+        """The three stages as `identity`: row-level security decides which chunks it can find."""
         s = self.settings
         query = clean_query(request.query)
         if not query:
@@ -147,7 +149,7 @@ class RetrievalService:
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
         t0 = time.perf_counter()
         rows, chunk_totals, term_stats = self._prefetch(
-            mode, " ".join(terms), embedding, prefetch_k, filters, params
+            identity, mode, " ".join(terms), embedding, prefetch_k, filters, params
         )
         timings["prefetch_ms"] = _ms(t0)
 
@@ -210,7 +212,9 @@ class RetrievalService:
         )
         return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
 
-    def rescore(self, search: SearchResult, chunks: Sequence[ScoredChunk]) -> list[ScoredChunk]:
+    def rescore(
+        self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
+    ) -> list[ScoredChunk]:
         """`chunks` scored against `search`'s question, on the scale of its own candidates, so one rerank
         can order chunks that other searches found (gap queries; evidence-retention.md §四 Step 2).
 
@@ -221,7 +225,7 @@ class RetrievalService:
         foreign = [c for c in chunks if c.chunk_id not in own]
         cosines: dict[int, float] = {}
         if foreign and search.embedding is not None:
-            with self.pool.connection() as conn:
+            with self.db.as_user(identity, read_only=True) as conn:
                 cosines = retrieval_repo.similarities(
                     conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
                 )
@@ -242,6 +246,7 @@ class RetrievalService:
 
     def _prefetch(
         self,
+        identity: Identity,
         mode: Mode,
         query_text: str,
         embedding: np.ndarray | None,
@@ -252,10 +257,9 @@ class RetrievalService:
         """Stage 1 rows, the chunk count of each document they come from (for confidence), and the
         query terms' document frequency and idf (what the full-text leg weighed them with)."""
         model = self.embedder.model_id if embedding is not None else None
-        with self.pool.connection() as conn:
-            # One snapshot for both reads: a document deleted or re-ingested in between must not
-            # leave rows whose document has no chunk count.
-            retrieval_repo.begin_read_snapshot(conn)
+        # One snapshot for every read: a document deleted or re-ingested in between must not leave
+        # rows whose document has no chunk count.
+        with self.db.as_user(identity, snapshot=True) as conn:
             if mode == "vector":
                 assert embedding is not None
                 rows = retrieval_repo.match_documents(

@@ -139,7 +139,7 @@ def ingest_cached(
         if cache.save():
             log(f"  {label}: {summary.chunks_embedded} chunks embedded, {summary.chunks_from_cache} cached")
 
-    summary = services.ingestion.ingest(items, on_progress=save_new_vectors)
+    summary = services.ingestion.ingest(items, identity=None, on_progress=save_new_vectors)
     if summary.failures:
         log(f"  {label}: {len(summary.failures)} documents failed, e.g. {summary.failures[0].error}")
     return summary

@@ -79,7 +79,7 @@ def end_to_end_vs_model(docs: list[LoadedDocument], settings: Settings, kind: st
     embedder = make_embedder(kind, settings)
     embedder.embed_documents(["warm-up: load the model before the clock starts"])
     with scratch_database("ingest_e2e") as url, services(url, settings, embedder) as app:
-        summary = app.ingestion.ingest(docs)
+        summary = app.ingestion.ingest(docs, identity=None)
         texts = list(
             {c.embed_hash: c.embed_text for d in docs for c in app.ingestion.prepare(d).chunks}.values()
         )
@@ -128,7 +128,7 @@ def cached_ingest(docs: list[LoadedDocument], settings: Settings, kind: str, dat
         with scratch_database("ingest_cached") as url, services(url, settings, embedder) as app:
             vectors, real = cached_vectors(app, dataset, docs)
             seed_database_cache(app, vectors)
-            summary = app.ingestion.ingest(docs, bulk=bulk)
+            summary = app.ingestion.ingest(docs, identity=None, bulk=bulk)
             started = time.perf_counter()
             chunks = sum(len(app.ingestion.prepare(d).chunks) for d in docs)
             prepare_seconds = time.perf_counter() - started

@@ -15,6 +15,7 @@ import bm25s
 import numpy as np
 import psycopg
 
+from backend.auth import LOCAL_IDENTITY
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.errors import InvalidInput
 from backend.retrieval.params import HybridParams, Mode
@@ -76,7 +77,7 @@ def build_runners(
     model = services.embedder.model_id
     params = HybridParams.from_settings(s)
     rrf_service = RetrievalService(
-        services.pool, services.embedder, s.model_copy(update={"rag_rerank_similarity": "rrf"})
+        services.db, services.embedder, s.model_copy(update={"rag_rerank_similarity": "rrf"})
     )
     bm25 = bm25s.BM25()
     bm25.index(chunks.tokens, show_progress=False)
@@ -84,7 +85,9 @@ def build_runners(
     def pipeline_with(service: RetrievalService, record: bool) -> Runner:
         def run(query: str, _vector: np.ndarray) -> list[str]:
             try:
-                result = service.search(SearchRequest(query, top_k=TOP_K, dynamic=False))
+                result = service.search(
+                    SearchRequest(query, top_k=TOP_K, dynamic=False), identity=LOCAL_IDENTITY
+                )
             except InvalidInput:
                 if record:
                     diag.candidate_docs.append([])

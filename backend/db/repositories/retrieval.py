@@ -62,11 +62,6 @@ def match_documents(
     )
 
 
-def begin_read_snapshot(conn: psycopg.Connection) -> None:
-    """Make the rest of this transaction read one consistent snapshot (first statement only)."""
-    conn.execute("set transaction isolation level repeatable read, read only")
-
-
 def chunk_counts(conn: psycopg.Connection, *, document_ids: list[Any]) -> dict[str, int]:
     """Total chunks of each document (the confidence score's document size)."""
     if not document_ids:
