@@ -225,6 +225,16 @@ class Settings(BaseSettings):
     auth_jwks_timeout_s: float = Field(default=5.0, gt=0)
     auth_leeway_s: float = Field(default=10.0, ge=0, le=300, description="Clock skew allowed on exp/nbf/iat.")
 
+    # --- HTTP surface ------------------------------------------------------------------------------
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins a browser may call the API from (CORS allow-list); empty: none.",
+    )
+    rate_limit_search_per_minute: int = Field(default=120, ge=0, description="Per caller; 0: unlimited.")
+    rate_limit_chat_per_minute: int = Field(default=30, ge=0)
+    rate_limit_research_per_minute: int = Field(default=6, ge=0)
+    rate_limit_ingest_per_minute: int = Field(default=60, ge=0)
+
     # --- server ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)

@@ -19,6 +19,16 @@ class Forbidden(DomainError):
     status_code = 403
 
 
+class RateLimited(DomainError):
+    """The caller sent more requests than its limit allows; retry_after_s says when to try again."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class InvalidInput(DomainError):
     status_code = 422
 

@@ -113,7 +113,7 @@ def make_services(database_url, db, settings, scripted_llm):
     built = []
 
     def make(*, embedder=None, llm=None, **overrides):
-        s = settings.model_copy(update=overrides) if overrides else settings
+        s = type(settings).model_validate({**settings.model_dump(), **overrides}) if overrides else settings
         services = build_services(
             s,
             database_url=database_url,

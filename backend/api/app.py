@@ -7,10 +7,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 
 from backend import __version__
 from backend.api.errors import install_error_handlers
-from backend.api.middleware import BodySizeLimit
+from backend.api.limits import RateLimiter
+from backend.api.middleware import BodySizeLimit, RequestId
+from backend.api.request_context import REQUEST_ID_HEADER
 from backend.api.routes import chat, conversations, documents, search
 from backend.config import Settings, get_settings
 from backend.services.container import Services, build_services
@@ -34,6 +37,9 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         # Starting the embedded server, migrating and opening the pool block for seconds: a thread,
         # so the event loop stays free (and a slow database never freezes other apps in the process).
         app.state.services = services or await asyncio.to_thread(build_services, resolved)
+        # Announces the auth mode, fetches the signing keys (a failure is logged; requests retry).
+        await asyncio.to_thread(app.state.services.authenticator.prepare)
+        app.state.rate_limiter = RateLimiter()
         try:
             yield
         finally:
@@ -42,7 +48,19 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
 
     app = FastAPI(title="pgrag", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
+    # Outermost last: every response (a 413 and a CORS preflight included) carries its request id,
+    # and a browser sees the 413 with its CORS headers.
     app.add_middleware(BodySizeLimit, limit=resolved.max_request_bytes)
+    if resolved.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=resolved.cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", REQUEST_ID_HEADER],
+            expose_headers=[REQUEST_ID_HEADER, "Retry-After"],
+            max_age=600,
+        )
+    app.add_middleware(RequestId)
 
     for module in (documents, search, chat, conversations):
         app.include_router(module.router)

@@ -11,7 +11,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from backend.errors import AuthUnavailable, DomainError, Unauthorized
+from backend.api.request_context import request_id_var
+from backend.errors import AuthUnavailable, DomainError, RateLimited, Unauthorized
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +34,14 @@ def error_payload(exc: Exception) -> tuple[int, dict[str, Any]]:
     """(status, body) for any exception: what a response, or an SSE `error` event, carries.
 
     Domain errors keep their message; database failures say what happened without SQL text;
-    anything else is an internal error whose details go to the log only.
+    anything else is an internal error whose details go to the log only. Every body carries the
+    request id, which the log lines of that request carry too.
     """
+    status, body = _payload(exc)
+    return status, {**body, "request_id": request_id_var.get()}
+
+
+def _payload(exc: Exception) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, DomainError):
         return exc.status_code, {"detail": str(exc), "error": type(exc).__name__}
     if isinstance(exc, psycopg.errors.QueryCanceled):
@@ -68,6 +75,8 @@ def _headers(exc: Exception) -> dict[str, str] | None:
     if isinstance(exc, AuthUnavailable):
         logger.error("authentication unavailable: %s", exc)
         return {"Retry-After": str(AUTH_RETRY_AFTER_S)}
+    if isinstance(exc, RateLimited):
+        return {"Retry-After": str(exc.retry_after_s)}
     return None
 
 
@@ -77,16 +86,15 @@ def install_error_handlers(app: FastAPI) -> None:
         status, body = error_payload(exc)
         return JSONResponse(body, status_code=status, headers=_headers(exc))
 
-    app.add_exception_handler(DomainError, handle)
-    app.add_exception_handler(psycopg.Error, handle)
-    app.add_exception_handler(Exception, handle)  # a JSON 500 without internals, logged with its traceback
-
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
             problems.append(f"{loc}: {err['msg']}")
-        return JSONResponse(
-            {"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems}, status_code=422
-        )
+        body = {"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems}
+        return JSONResponse({**body, "request_id": request_id_var.get()}, status_code=422)
+
+    app.add_exception_handler(DomainError, handle)
+    app.add_exception_handler(psycopg.Error, handle)
+    # Anything else escapes to the RequestId middleware, which answers the same JSON 500.

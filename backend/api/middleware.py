@@ -1,12 +1,16 @@
-"""ASGI middleware: the request-body limit, for declared and for chunked (streamed) bodies."""
+"""ASGI middleware: request ids, and the request-body limit for declared and chunked bodies."""
 
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from backend.api.errors import error_payload, log_failure
+from backend.api.request_context import REQUEST_ID_HEADER, request_id_var
 from backend.errors import PayloadTooLarge
 
 
@@ -79,10 +83,56 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _send_413(send: Send, detail: str) -> None:
-    body = json.dumps({"detail": detail, "error": "PayloadTooLarge"}).encode()
-    headers: list[Any] = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_json(
+        send, 413, {"detail": detail, "error": "PayloadTooLarge", "request_id": request_id_var.get()}
+    )
+
+
+async def send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    """A complete JSON response, sent from middleware (where no Response class runs)."""
+    payload = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+# --- request ids ------------------------------------------------------------------------------------
+
+_VALID_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+class RequestId:
+    """Give every request an id (the caller's X-Request-ID when it is a sane token, else a new one),
+    echo it in the response and make it available to logs and error bodies of that request.
+
+    It also answers what nothing inside answered: an exception that escaped every handler becomes the
+    same JSON 500 the handlers give (logged with its traceback and the id), never a bare stack trace.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        wanted = REQUEST_ID_HEADER.lower().encode()
+        given = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == wanted), "")
+        request_id = given if _VALID_ID.fullmatch(given) else uuid.uuid4().hex
+        request_id_var.set(request_id)  # this request's task context only
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message = {**message, "headers": [*message.get("headers", []), (wanted, request_id.encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            if started:
+                raise
+            log_failure(exc, f"{scope.get('method')} {scope.get('path')}")
+            await send_json(send_with_id, *error_payload(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 from backend import PROJECT_ROOT
 from backend.config import get_settings
@@ -30,6 +31,7 @@ def serve(args: argparse.Namespace, services: Services | None = None) -> int:
     from backend.services.container import build_services
 
     settings = get_settings()
+    configure_server_logging(settings.log_level)
     # Built before the server starts: a database that cannot be reached or is behind the code is a
     # one-line error here, not a traceback from inside the server's start-up.
     owned = services is None
@@ -47,6 +49,19 @@ def serve(args: argparse.Namespace, services: Services | None = None) -> int:
         if owned:
             services.close()
     return 0
+
+
+def configure_server_logging(level: str) -> None:
+    """The backend's own log lines (retrieval done, failures) at LOG_LEVEL, each with its request id."""
+    from backend.api.request_context import RequestIdLogFilter
+
+    handler = logging.StreamHandler()
+    handler.addFilter(RequestIdLogFilter())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"))
+    backend_logger = logging.getLogger("backend")
+    backend_logger.handlers[:] = [handler]
+    backend_logger.setLevel(level.upper())
+    backend_logger.propagate = False
 
 
 def demo(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.errors import error_payload, log_failure
+from backend.api.limits import ChatLimit
 from backend.api.schemas import ChatIn, ChatOut
 from backend.services.chat import ChatRequest, reply_to_dict
 from backend.services.evidence import EvidenceOptions
@@ -23,7 +24,7 @@ router = APIRouter(prefix="/chat", tags=["chat"])
     summary="Ask; with stream=true the answer arrives as SSE",
     responses={200: {"content": {"text/event-stream": {}}}},
 )
-def chat(body: ChatIn, services: ServicesDep, user: CurrentUser) -> dict | StreamingResponse:
+def chat(body: ChatIn, services: ServicesDep, user: CurrentUser, _: ChatLimit) -> dict | StreamingResponse:
     options = EvidenceOptions(
         mode=body.mode,
         filters=body.filters,

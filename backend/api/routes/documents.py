@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, File, Query, UploadFile, status
 
 from backend.api.deps import CurrentUser, ServicesDep
+from backend.api.limits import IngestLimit
 from backend.api.schemas import (
     DocumentIn,
     DocumentOut,
@@ -53,12 +54,16 @@ def _summary(summary: IngestSummary) -> IngestSummaryOut:
     status_code=status.HTTP_200_OK,
     summary="Ingest one document (idempotent: unchanged content is a no-op)",
 )
-def create_document(body: DocumentIn, services: ServicesDep, user: CurrentUser) -> IngestSummaryOut:
+def create_document(
+    body: DocumentIn, services: ServicesDep, user: CurrentUser, _: IngestLimit
+) -> IngestSummaryOut:
     return _summary(services.ingestion.ingest([_loaded(body)], identity=user, atomic=True))
 
 
 @router.post("/batch", response_model=IngestSummaryOut, summary="Ingest many documents, all or nothing")
-def create_documents(body: DocumentsBatchIn, services: ServicesDep, user: CurrentUser) -> IngestSummaryOut:
+def create_documents(
+    body: DocumentsBatchIn, services: ServicesDep, user: CurrentUser, _: IngestLimit
+) -> IngestSummaryOut:
     documents = [_loaded(d) for d in body.documents]
     return _summary(services.ingestion.ingest(documents, identity=user, atomic=True))
 
@@ -69,7 +74,7 @@ def create_documents(body: DocumentsBatchIn, services: ServicesDep, user: Curren
     summary="Upload files (.md .txt .html .pdf .jsonl); each file succeeds or fails on its own",
 )
 def upload_documents(
-    services: ServicesDep, user: CurrentUser, files: Annotated[list[UploadFile], File()]
+    services: ServicesDep, user: CurrentUser, _: IngestLimit, files: Annotated[list[UploadFile], File()]
 ) -> IngestSummaryOut:
     limit = services.settings.max_request_bytes
     items: list[LoadedDocument | LoadFailure] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from backend.api.deps import CurrentUser, ServicesDep
+from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut
 from backend.services.retrieval import SearchRequest, log_search_done
 
@@ -12,7 +13,7 @@ router = APIRouter(prefix="/search", tags=["search"])
 
 
 @router.post("", response_model=SearchOut, summary="Hybrid prefetch -> rerank -> dynamic top-k")
-def search(body: SearchIn, services: ServicesDep, user: CurrentUser) -> SearchOut:
+def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: SearchLimit) -> SearchOut:
     result = services.retrieval.search(
         SearchRequest(
             query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
