@@ -120,7 +120,7 @@ def test_conversations_belong_to_one_user(users):
 
 
 def test_the_database_itself_hides_another_users_rows(users, db):
-    """Not only the Python filters: a session as B (what PostgREST runs on Supabase) reads none of A's rows."""
+    """Not only the Python filters: a session as B (what PostgREST runs on Supabase) reads none of A's."""
     post(users.a, "/documents", SECRET_A)
     post(users.a, "/chat", {"message": "紫薯芝士蛋糕要多少紫薯？"})
     claims = f'{{"sub": "{B}", "role": "authenticated"}}'
