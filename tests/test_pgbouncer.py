@@ -50,3 +50,33 @@ def test_two_clients_share_one_server_connection_and_only_transaction_local_stat
         assert second.execute(
             "select current_user = session_user, nullif(current_setting('request.jwt.claims', true), '')"
         ).fetchone() == (True, None)
+
+
+def test_the_backend_serves_ingest_search_and_chat_through_a_transaction_pooler(
+    server_url, database_url, make_services
+):
+    """What a deployment on Supabase's port 6543 does: no prepared statements, no session settings;
+    the request's search path, timeout, role and claims are set per transaction."""
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+
+    # Two client connections over one server connection: a prepared statement of one would collide
+    # with (or be missing for) the other, exactly what a busy Supabase pooler does to a client.
+    with running_pgbouncer(server_url, pool_size=1) as bouncer:
+        services = make_services(database_pooler="transaction", db_pool_min_size=2, db_pool_max_size=2)
+        services.db.close()  # rebuild the pools through the pooler, as DATABASE_URL would
+        from backend.db.connection import create_pool
+
+        services.db.pool = create_pool(bouncer.url(database_url), services.settings)
+        assert services.settings.pooler_mode(bouncer.url(database_url)) == "transaction"
+        with TestClient(create_app(services=services)) as client:
+            body = {"title": "考拉", "content": "考拉生活在澳洲东部的桉树林中，以桉树叶为食。"}
+            assert client.post("/documents", json=body).status_code == 200
+            for _ in range(12):  # well past psycopg's prepare threshold (5) on each client connection
+                hits = client.post("/search", json={"query": "考拉吃什么？"}).json()["results"]
+                assert hits[0]["title"] == "考拉"
+            reply = client.post("/chat", json={"message": "考拉吃什么？"})
+            assert reply.status_code == 200
+            conversation = reply.json()["conversation_id"]
+            assert len(client.get(f"/conversations/{conversation}/messages").json()) == 2
