@@ -10,7 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 
 from backend import __version__
-from backend.api.errors import install_error_handlers
+from backend.api.errors import ERROR_RESPONSES, install_error_handlers
 from backend.api.limits import RateLimiter
 from backend.api.middleware import BodySizeLimit, RequestId
 from backend.api.request_context import REQUEST_ID_HEADER
@@ -36,17 +36,26 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         owned = services is None
         # Starting the embedded server, migrating and opening the pool block for seconds: a thread,
         # so the event loop stays free (and a slow database never freezes other apps in the process).
-        app.state.services = services or await asyncio.to_thread(build_services, resolved)
+        if owned:
+            app.state.services = await asyncio.to_thread(build_services, resolved)
         # Announces the auth mode, fetches the signing keys (a failure is logged; requests retry).
         await asyncio.to_thread(app.state.services.authenticator.prepare)
-        app.state.rate_limiter = RateLimiter()
         try:
             yield
         finally:
             if owned:
                 await asyncio.to_thread(app.state.services.close)
 
-    app = FastAPI(title="pgrag", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(
+        title="pgrag",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        responses=ERROR_RESPONSES,
+    )
+    app.state.rate_limiter = RateLimiter()
+    if services is not None:  # ready services serve at once, with or without a lifespan run
+        app.state.services = services
     install_error_handlers(app)
     # Outermost last: every response (a 413 and a CORS preflight included) carries its request id,
     # and a browser sees the 413 with its CORS headers.

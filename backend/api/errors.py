@@ -10,11 +10,40 @@ import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from backend.api.request_context import request_id_var
 from backend.errors import AuthUnavailable, DomainError, RateLimited, Unauthorized
 
 logger = logging.getLogger(__name__)
+
+
+class ErrorOut(BaseModel):
+    """Every error answer: a message for a person, a stable name for code, the request's id."""
+
+    detail: str = Field(description="what went wrong and, where it helps, what to do")
+    error: str = Field(description="a stable name: InvalidRequest, NotFound, Unauthorized, RateLimited, ...")
+    request_id: str | None = Field(default=None, description="the X-Request-ID of the request (also in logs)")
+    errors: list[str] | None = Field(default=None, description="422: one entry per invalid field")
+
+
+_ERROR_STATUSES = {
+    401: "No or invalid access token (AUTH_MODE=supabase); the WWW-Authenticate header says why",
+    403: "Known caller, not allowed (e.g. deleting a public document)",
+    404: "No such resource, or one the caller may not see",
+    409: "The query would be embedded by another model than the corpus",
+    413: "Request body over MAX_REQUEST_BYTES",
+    415: "A file that cannot be read as text",
+    422: "Invalid field or option; the message names it",
+    429: "Over the caller's rate limit; Retry-After says when to try again",
+    500: "Internal error (logged with the request id)",
+    502: "An upstream provider (embeddings, LLM) failed after retries",
+    503: "The database or the sign-in keys are unreachable",
+    504: "A database statement took longer than DB_STATEMENT_TIMEOUT_MS",
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": text} for status, text in _ERROR_STATUSES.items()
+}
 
 REALM = "pgrag"
 # RFC 6750 section 3: error_description is limited to printable ASCII without '"' and '\\'.

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics
 
+MAX_OFFSET = 1_000_000_000  # pagination offsets beyond this are nonsense (and PostgreSQL's bigint has an end)
+
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(

@@ -9,6 +9,7 @@ from typing import Any
 
 from backend.errors import InvalidInput
 from backend.ingest.documents import LoadedDocument
+from backend.text.normalize import has_control_characters
 from backend.text.segment import detect_lang, keyphrases
 
 # Seed weights (质量评分配置); without an OCR confidence its weight is spread over the other three.
@@ -89,6 +90,8 @@ def validate_metadata(metadata: dict, whitelist: Sequence[str]) -> dict:
 
 def _type_problem(key: str, value: Any) -> str | None:
     """Why value does not fit the seed's type for key, or None (keys without a known type pass)."""
+    if _holds_control_characters(value):
+        return "contains control characters"
     if key in ("tags", "keyphrases"):
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             return "must be a list of strings"
@@ -112,3 +115,13 @@ def _is_iso8601(value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _holds_control_characters(value: Any) -> bool:
+    if isinstance(value, str):
+        return has_control_characters(value)
+    if isinstance(value, dict):
+        return any(_holds_control_characters(k) or _holds_control_characters(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_control_characters(v) for v in value)
+    return False

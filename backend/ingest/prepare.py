@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from backend.ingest.chunking import Chunk, chunk_text
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.metadata import chunk_metadata, document_metadata, validate_metadata
 from backend.text import index_tokens, normalize
+from backend.text.normalize import clean_document_text, has_control_characters, strip_control_characters
 
 
 @dataclass
@@ -76,6 +77,16 @@ def embedding_text(title: str, heading_path: Sequence[str], content: str) -> str
 def prepare_document(doc: LoadedDocument, settings: Settings) -> PreparedDocument:
     """Validate, chunk, segment and describe one document (no I/O)."""
     s = settings
+    if doc.external_id is not None and has_control_characters(doc.external_id):
+        raise InvalidInput(f"external_id {doc.external_id!r} contains control characters")
+    # Whatever path a document came by (a file loader or a JSON body), its text is stored without
+    # control characters: PostgreSQL refuses NUL, and no reader wants the others.
+    doc = replace(
+        doc,
+        title=strip_control_characters(doc.title),
+        source=strip_control_characters(doc.source),
+        content=clean_document_text(doc.content),
+    )
     if not doc.content.strip():
         raise InvalidInput(f"{doc.source}: the document has no text")
     if len(doc.content) > s.max_document_chars:

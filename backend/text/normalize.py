@@ -54,3 +54,13 @@ def clean_document_text(text: str) -> str:
     text = _CONTROL.sub("", text)
     lines = [line.rstrip() for line in text.split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def has_control_characters(text: str) -> bool:
+    """Whether text holds characters no identifier or label should (NUL, other C0/C1 controls)."""
+    return bool(_CONTROL.search(text.replace("\t", "")))
+
+
+def strip_control_characters(text: str) -> str:
+    """text without control characters (line breaks and tabs kept): PostgreSQL refuses NUL in text."""
+    return _CONTROL.sub("", text)

@@ -7,7 +7,7 @@ import uuid
 from fastapi import APIRouter, Query
 
 from backend.api.deps import CurrentUser, ServicesDep
-from backend.api.schemas import ConversationOut, MessageOut
+from backend.api.schemas import MAX_OFFSET, ConversationOut, MessageOut
 from backend.services.conversations import list_conversations, read_messages
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
@@ -18,7 +18,7 @@ def get_conversations(
     services: ServicesDep,
     user: CurrentUser,
     limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
 ) -> list[dict]:
     return list_conversations(services.db, identity=user, limit=limit, offset=offset)
 

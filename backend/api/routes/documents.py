@@ -10,6 +10,7 @@ from fastapi import APIRouter, File, Query, UploadFile, status
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import IngestLimit
 from backend.api.schemas import (
+    MAX_OFFSET,
     DocumentIn,
     DocumentOut,
     DocumentPage,
@@ -95,7 +96,7 @@ def list_documents(
     services: ServicesDep,
     user: CurrentUser,
     limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
 ) -> DocumentPage:
     items, total = documents_service.list_documents(services.db, identity=user, limit=limit, offset=offset)
     return DocumentPage(items=[DocumentOut(**i) for i in items], total=total, limit=limit, offset=offset)
