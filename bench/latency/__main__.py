@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from backend.auth import LOCAL_IDENTITY
 from backend.embeddings import LocalEmbedder
 from backend.retrieval.params import HYBRID, MATCH
 from bench.common import RESULTS_DIR, log, supabase_ref
@@ -162,6 +163,11 @@ def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespa
         for filtered in (False, True):
             for concurrency in args.concurrency:
                 run(case, sql_runner(url, settings, model, case, filtered), filtered, concurrency)
+    # What row-level security costs: the same calls as a signed-in user (migration 013's policies).
+    for case in (HYBRID, MATCH):
+        for concurrency in args.concurrency[:2]:
+            runner = sql_runner(url, settings, model, case, False, identity=LOCAL_IDENTITY)
+            run(f"{case} (RLS)", runner, False, concurrency)
     if args.skip_http:
         return cells
     with tempfile.TemporaryDirectory() as tmp:

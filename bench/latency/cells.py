@@ -18,8 +18,10 @@ from typing import Any
 import httpx
 import numpy as np
 
+from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.db.connection import connect
+from backend.db.identity import apply_identity
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.retrieval.params import HYBRID, HybridParams
 from bench.common import supabase_ref
@@ -150,8 +152,14 @@ def _record_error(result: CellResult, lock: threading.Lock, exc: Exception) -> N
 # --- the runners ------------------------------------------------------------------------------------
 
 
-def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bool) -> RunnerFactory:
-    """A factory of (run, close) pairs calling the product's repository functions on own connections."""
+def sql_runner(
+    url: str, settings: Settings, model: str, case: str, filtered: bool, identity: Identity | None = None
+) -> RunnerFactory:
+    """A factory of (run, close) pairs calling the product's repository functions on own connections.
+
+    identity None: as the tables' owner (no row-level security). An identity: each call in its own
+    transaction as that user, exactly as the API runs it (backend.db.identity), so RLS applies.
+    """
     common: dict[str, Any] = {
         "match_count": settings.rag_prefetch_k,
         "filter": RARE_FILTER if filtered else {},
@@ -162,12 +170,19 @@ def sql_runner(url: str, settings: Settings, model: str, case: str, filtered: bo
     def open_runner() -> tuple[Runner, Callable[[], None]]:
         conn = connect(url, autocommit=True)
 
-        def run(q: Query) -> Any:
+        def call(q: Query) -> Any:
             if case == HYBRID:
                 return retrieval_repo.hybrid_search(
                     conn, query_text=q.terms, query_embedding=q.vector, **common
                 )
             return retrieval_repo.match_documents(conn, query_embedding=q.vector, **common)
+
+        def run(q: Query) -> Any:
+            if identity is None:
+                return call(q)
+            with conn.transaction():
+                apply_identity(conn, identity, statement_timeout_ms=settings.db_statement_timeout_ms)
+                return call(q)
 
         return run, conn.close
 

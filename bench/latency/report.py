@@ -140,6 +140,7 @@ def render(report: dict[str, Any]) -> str:
             "llrrrrr",
         ),
         *stage_section(report),
+        *rls_section(report),
         *supabase_section(report),
         *embedding_section(report),
         *explain_section(report),
@@ -167,6 +168,41 @@ def stage_section(report: dict[str, Any]) -> list[str]:
         "(the rest of the client-side latency is HTTP, JSON and waiting for a thread or a pooled "
         "connection):",
         markdown_table(["filter", "conc.", "client p50", *keys], stages, "lr" + "r" * (len(keys) + 1)),
+    ]
+
+
+def rls_section(report: dict[str, Any]) -> list[str]:
+    """The same calls as the tables' owner and as a signed-in user under migration 013's policies."""
+    rows = []
+    for case in ("hybrid_search", "match_documents"):
+        for concurrency in (1, 8):
+            owner, user = (
+                cell(report, case, False, concurrency),
+                cell(report, f"{case} (RLS)", False, concurrency),
+            )
+            if owner and user:
+                rows.append(
+                    (
+                        case,
+                        concurrency,
+                        f"{owner['p50_ms']} / {owner['p95_ms']}",
+                        f"{user['p50_ms']} / {user['p95_ms']}",
+                        round(user["p50_ms"] / owner["p50_ms"], 2) if owner["p50_ms"] else "",
+                        round(user["p95_ms"] / owner["p95_ms"], 2) if owner["p95_ms"] else "",
+                    )
+                )
+    if not rows:
+        return []
+    return [
+        "## Row-level security",
+        "The same calls, no filter: as the tables' owner (no RLS) and as a signed-in user, each call in "
+        "its own transaction with the role and claims set (backend/db/identity.py), so the policies of "
+        "migration 013 decide what each statement sees.",
+        markdown_table(
+            ["function", "conc.", "owner p50 / p95 ms", "user p50 / p95 ms", "p50 ratio", "p95 ratio"],
+            rows,
+            "lrrrrr",
+        ),
     ]
 
 
