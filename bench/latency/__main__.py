@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from backend.auth import LOCAL_IDENTITY
 from backend.embeddings import LocalEmbedder
 from backend.retrieval.params import HYBRID, MATCH
 from bench.common import RESULTS_DIR, log, supabase_ref
@@ -55,6 +54,7 @@ from bench.latency.cells import (
 )
 from bench.latency.plans import explain_hybrid, recall_at_10
 from bench.latency.report import render
+from bench.latency.rls import paired_rls
 from bench.latency.server import latency_settings, save_vectors
 
 MODELS = {384: LocalEmbedder.model_id, 768: "gemini-embedding-001@768"}
@@ -163,11 +163,6 @@ def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespa
         for filtered in (False, True):
             for concurrency in args.concurrency:
                 run(case, sql_runner(url, settings, model, case, filtered), filtered, concurrency)
-    # What row-level security costs: the same calls as a signed-in user (migration 013's policies).
-    for case in (HYBRID, MATCH):
-        for concurrency in args.concurrency[:2]:
-            runner = sql_runner(url, settings, model, case, False, identity=LOCAL_IDENTITY)
-            run(f"{case} (RLS)", runner, False, concurrency)
     if args.skip_http:
         return cells
     with tempfile.TemporaryDirectory() as tmp:
@@ -249,6 +244,8 @@ def run_size(
             explain.append({"label": label, **plan})
         log("  recall@10 ...")
         recall = recall_at_10(url, args.dims, queries[: args.recall_queries], model, settings)
+        log("  row-level security, paired owner/user calls ...")
+        rls = paired_rls(url, settings, model, queries[: args.recall_queries])
         sizes = bulk_load.sizes(url)
         server = bulk_load.server_settings(url)
     finally:
@@ -276,6 +273,7 @@ def run_size(
         "cells": summaries,
         "explain": explain,
         "recall": recall,
+        "rls": rls,
         "query_embedding": embedding,
     }
     report["cell_query_index"] = [
