@@ -13,6 +13,7 @@ from backend.db.connection import create_pool, resolve_database_url
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
+from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.services.chat import ChatService
 from backend.services.ingestion import IngestionService
 from backend.services.retrieval import RetrievalService
@@ -53,6 +54,9 @@ def build_services(
     llm = llm or create_llm(settings)
     try:
         retrieval = RetrievalService(pool, embedder, settings)
+    except RerankPolicyError as exc:
+        pool.close()
+        raise ConfigurationError(f"RAG_RERANK_POLICY: {exc}") from exc
     except PolicyError as exc:
         pool.close()
         raise ConfigurationError(f"SCORE_POLICY_VERSION: {exc}") from exc

@@ -13,7 +13,6 @@ from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm import LLM
 from backend.retrieval.budget import EvidenceBudget
-from backend.retrieval.rerank import dynamic_top_k
 from backend.services.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
@@ -102,12 +101,8 @@ def gather_evidence(question: str, retrieval: RetrievalService, llm: LLM, settin
     if reason:
         chunks, gap, truncation = _with_gap_supplement(question, main, budget, retrieval, llm, s, reason)
     else:
-        keep = dynamic_top_k(
-            [c.final_score for c in main],
-            top_k_min=min(s.rag_top_k_min, budget.step_k),
-            top_k_max=budget.step_k,
-            drop_ratio=s.rag_similarity_drop_ratio,
-        )
+        top_k_min = min(s.rag_top_k_min, budget.step_k)
+        keep = retrieval.dynamic_cut(main, top_k_min=top_k_min, top_k_max=budget.step_k)
         chunks = main[:keep]
         gap = GapDiagnostics(triggered=False, reason=None)
         truncation = TruncationDiagnostics(by="dynamic_top_k", kept=keep, of=len(main))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,23 +19,19 @@ from backend.embeddings import Embedder
 from backend.errors import InvalidInput
 from backend.retrieval.filters import to_containment
 from backend.retrieval.params import HybridParams, Mode
-from backend.retrieval.rerank import (
-    RerankWeights,
-    dynamic_top_k,
-    final_score,
-    keyword_coverage,
-    starts_with_heading,
-)
+from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
+from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
 from backend.services.diagnostics import (
     ConfidenceStage,
     PrefetchStage,
-    RerankWeightsOut,
     SearchDiagnostics,
     SearchParameters,
     SearchStages,
     StageOut,
 )
 from backend.text import clean_query, query_terms
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -63,10 +60,12 @@ class ScoredChunk:
     full_text_rank: int | None
     rrf_score: float | None
     similarity: float | None  # cosine to the query (None in full-text mode)
-    rerank_similarity: float = 0.0  # what entered the reranker as "similarity"
+    full_text_score: float | None = None  # the BM25-style score of the full-text leg (None: no term)
     keyword_coverage: float = 0.0
-    structure_bonus: float = 0.0
-    final_score: float = 0.0
+    # The rerank policy's features of this chunk and what each added to rerank_score (weight x value).
+    contributions: dict[str, float] = field(default_factory=dict)
+    rerank_score: float = 0.0  # the policy's weighted sum (a logit for softmax policies)
+    final_score: float = 0.0  # what ranks and cuts: rerank_score, or its share among the candidates
 
     @property
     def heading(self) -> str:
@@ -81,12 +80,14 @@ class ScoredChunk:
             "full_text_rank",
             "rrf_score",
             "similarity",
-            "rerank_similarity",
+            "full_text_score",
             "keyword_coverage",
-            "structure_bonus",
+            "rerank_score",
             "final_score",
         )
-        return {k: _round(getattr(self, k)) for k in keys}
+        why = {k: _round(getattr(self, k)) for k in keys}
+        why["contributions"] = {k: _round(v) for k, v in self.contributions.items()}
+        return why
 
 
 @dataclass
@@ -110,11 +111,18 @@ class RetrievalService:
         self.pool = pool
         self.embedder = embedder
         self.settings = settings
-        self.weights = RerankWeights(
-            settings.rag_rerank_similarity_weight,
-            settings.rag_rerank_coverage_weight,
-            settings.rag_structure_bonus,
+        self.rerank_policy = load_rerank_policy(
+            settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
         )
+        fitted_with = self.rerank_policy.embedding_model
+        if fitted_with and fitted_with != embedder.model_id:
+            logger.warning(
+                "rerank policy %s was fitted with %s; this service embeds with %s: rankings and the "
+                "dynamic cut may differ (calibrate one: python -m bench.rerank --fit-version vN)",
+                self.rerank_policy.name,
+                fitted_with,
+                embedder.model_id,
+            )
         self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
         self.params = HybridParams.from_settings(settings)
 
@@ -140,25 +148,23 @@ class RetrievalService:
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
         t0 = time.perf_counter()
-        rows, chunk_totals = self._prefetch(mode, " ".join(terms), embedding, prefetch_k, filters, params)
+        rows, chunk_totals, term_idf = self._prefetch(
+            mode, " ".join(terms), embedding, prefetch_k, filters, params
+        )
         timings["prefetch_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        candidates = self._rerank(rows, terms, mode)
+        candidates = self._rerank(rows, query, terms, term_idf, mode)
         timings["rerank_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
         top_k_min = min(s.rag_top_k_min, top_k_max)
+        ranked = self.diversify(candidates)
         if request.dynamic:
-            keep = dynamic_top_k(
-                [c.final_score for c in candidates],
-                top_k_min=top_k_min,
-                top_k_max=top_k_max,
-                drop_ratio=s.rag_similarity_drop_ratio,
-            )
+            keep = self.dynamic_cut(ranked, top_k_min=top_k_min, top_k_max=top_k_max)
         else:
-            keep = min(top_k_max, len(candidates))
-        results = candidates[:keep]
+            keep = min(top_k_max, len(ranked))
+        results = ranked[:keep]
         timings["cut_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
@@ -168,6 +174,7 @@ class RetrievalService:
         diagnostics = SearchDiagnostics(
             query=query,
             query_terms=terms,
+            query_term_idfs=term_idf,
             mode=mode,
             embedding_model=self.embedder.model_id if embedding is not None else None,
             parameters=SearchParameters(
@@ -175,7 +182,8 @@ class RetrievalService:
                 top_k_min=top_k_min,
                 top_k_max=top_k_max,
                 dynamic=request.dynamic,
-                drop_ratio=s.rag_similarity_drop_ratio,
+                drop_ratio=self.drop_ratio,
+                per_doc_cap=s.rag_per_doc_cap,
                 min_similarity=params.min_similarity if mode == "vector" else None,
                 rrf_k=params.rrf_k,
                 full_text_weight=params.full_text_weight,
@@ -183,8 +191,9 @@ class RetrievalService:
                 candidate_count=params.candidate_count,
                 ef_search=params.ef_search,
                 filtered_ef_search=params.filtered_ef_search,
+                rerank_policy=self.rerank_policy.name,
+                rerank_weights=self.rerank_policy.weights,
                 rerank_similarity=self._similarity_source(mode),
-                rerank_weights=RerankWeightsOut(**asdict(self.weights)),
                 filters=filters,
             ),
             stages=SearchStages(
@@ -221,8 +230,9 @@ class RetrievalService:
         k: int,
         filters: dict[str, Any],
         params: HybridParams,
-    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        """Stage 1 rows, and the chunk count of each document they come from (for confidence)."""
+    ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, float]]:
+        """Stage 1 rows, the chunk count of each document they come from (for confidence), and the
+        idf of each query term (for the reranker's idf_coverage)."""
         model = self.embedder.model_id if embedding is not None else None
         with self.pool.connection() as conn:
             # One snapshot for both reads: a document deleted or re-ingested in between must not
@@ -249,7 +259,10 @@ class RetrievalService:
                     params=params,
                 )
             totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
-        return rows, totals
+            # hybrid_search computes these too but returns rows only; asking again costs well under a
+            # millisecond (a few term_stats lookups), in every mode, so a policy scores alike in each.
+            idf = retrieval_repo.term_idfs(conn, query_text=query_text) if query_text and rows else {}
+        return rows, totals, idf
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":
@@ -258,13 +271,44 @@ class RetrievalService:
             return "full_text_score / best"
         return "cosine" if self.settings.rag_rerank_similarity == "cosine" else "rrf_score / best"
 
-    def _rerank(self, rows: list[dict[str, Any]], terms: list[str], mode: Mode) -> list[ScoredChunk]:
-        source = self._similarity_source(mode)
-        best_rrf = max((r.get("rrf_score") or 0.0 for r in rows), default=0.0) or 1.0
-        best_ft = max((r.get("full_text_score") or 0.0 for r in rows), default=0.0) or 1.0
-        out = []
-        for r in rows:
-            chunk = ScoredChunk(
+    @property
+    def drop_ratio(self) -> float:
+        """The dynamic cut's ratio: RAG_SIMILARITY_DROP_RATIO, else the rerank policy's calibrated one."""
+        return self.settings.rag_similarity_drop_ratio or self.rerank_policy.drop_ratio
+
+    def dynamic_cut(self, ranked: list[ScoredChunk], *, top_k_min: int, top_k_max: int) -> int:
+        """Stage 3: how many of `ranked` to keep (results at least drop_ratio as good as the best)."""
+        return dynamic_top_k(
+            [c.final_score for c in ranked],
+            top_k_min=top_k_min,
+            top_k_max=top_k_max,
+            drop_ratio=self.drop_ratio,
+        )
+
+    def diversify(self, ranked: list[ScoredChunk]) -> list[ScoredChunk]:
+        """No duplicate texts, and at most RAG_PER_DOC_CAP chunks of a document ahead of the others.
+
+        Applied to the results only: the candidates keep every chunk, since confidence counts how
+        many chunks of a document were found. It reorders chunks of one document behind other
+        documents, never documents among themselves, so a document's first (best) rank is kept.
+        """
+        return diversify(
+            ranked,
+            per_doc_cap=self.settings.rag_per_doc_cap,
+            document=lambda c: c.document_id,
+            content=lambda c: c.content_hash,
+        )
+
+    def _rerank(
+        self,
+        rows: list[dict[str, Any]],
+        query: str,
+        terms: list[str],
+        term_idf: dict[str, float],
+        mode: Mode,
+    ) -> list[ScoredChunk]:
+        chunks = [
+            ScoredChunk(
                 chunk_id=r["id"],
                 document_id=r["document_id"],
                 external_id=r["external_id"],
@@ -279,22 +323,20 @@ class RetrievalService:
                 full_text_rank=r.get("full_text_rank"),
                 rrf_score=r.get("rrf_score"),
                 similarity=r["similarity"],
+                full_text_score=r.get("full_text_score"),
             )
-            if source == "cosine":
-                chunk.rerank_similarity = chunk.similarity or 0.0
-            elif source == "rrf_score / best":
-                chunk.rerank_similarity = (chunk.rrf_score or 0.0) / best_rrf
-            else:
-                chunk.rerank_similarity = (r.get("full_text_score") or 0.0) / best_ft
-            chunk.keyword_coverage = keyword_coverage(terms, chunk.content_tokens)
-            heading = starts_with_heading(chunk.content)
-            chunk.structure_bonus = self.weights.structure_bonus if heading else 0.0
-            chunk.final_score = final_score(
-                chunk.rerank_similarity, chunk.keyword_coverage, heading, self.weights
-            )
-            out.append(chunk)
+            for r in rows
+        ]
+        policy = self.rerank_policy
+        features = candidate_features(chunks, terms, self._similarity_source(mode), query, term_idf)
+        finals = policy_scores(features, policy)
+        for chunk, f, final in zip(chunks, features, finals, strict=True):
+            chunk.keyword_coverage = f["keyword_coverage"]
+            chunk.contributions = {name: w * f[name] for name, w in policy.weights.items()}
+            chunk.rerank_score = sum(chunk.contributions.values())
+            chunk.final_score = final
         # Stable on ties: the prefetch order (RRF or cosine) breaks them.
-        return sorted(out, key=lambda c: -c.final_score)
+        return sorted(chunks, key=lambda c: -c.final_score)
 
 
 def _ms(start: float) -> float:

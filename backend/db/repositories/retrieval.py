@@ -62,6 +62,13 @@ def match_documents(
     )
 
 
+def term_idfs(conn: psycopg.Connection, *, query_text: str) -> dict[str, float]:
+    """idf of each lexeme of a segmented query, as hybrid_search's full-text leg weighs it
+    (public.hybrid_search_terms: ln(1 + (N - df + 0.5) / (df + 0.5)) over corpus_stats / term_stats)."""
+    row = conn.execute("select terms from public.hybrid_search_terms(%(q)s)", {"q": query_text}).fetchone()
+    return {t["lexeme"]: float(t["idf"]) for t in (row[0] if row and row[0] else [])}
+
+
 def begin_read_snapshot(conn: psycopg.Connection) -> None:
     """Make the rest of this transaction read one consistent snapshot (first statement only)."""
     conn.execute("set transaction isolation level repeatable read, read only")
