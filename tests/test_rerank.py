@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
+from backend.retrieval.rerank import (
+    candidate_features,
+    diversify,
+    dynamic_top_k,
+    idf_coverage,
+    phrase_coverage,
+    policy_scores,
+    query_bigrams,
+)
 from backend.retrieval.rerank_policy import (
     FEATURES,
     RERANK_POLICIES_DIR,
@@ -115,6 +123,26 @@ def test_features_normalise_corpus_scaled_scores_by_the_best_candidate():
     assert (first["heading"], second["heading"]) == (0.0, 1.0)
     assert first["similarity"] == 0.9
     assert candidate_features(cands, ["袋鼠"], "rrf_score / best")[1]["similarity"] == 0.5
+
+
+def test_idf_coverage_counts_a_rare_term_for_more_than_a_common_one():
+    idf = {"袋鼠": 3.0, "动物": 1.0}
+    assert idf_coverage(["袋鼠", "动物"], "袋鼠 是 有袋类", idf) == pytest.approx(0.75)
+    assert idf_coverage(["袋鼠", "动物"], "动物 园", idf) == pytest.approx(0.25)
+    assert idf_coverage(["袋鼠", "新词"], "新词", {"袋鼠": 3.0}) == pytest.approx(0.5)  # unknown: the mean
+    assert idf_coverage([], "袋鼠", idf) == 0.0
+
+
+def test_phrase_coverage_sees_word_order_and_chinese_phrases_beyond_segmentation():
+    zh = query_bigrams("尤金袋鼠分布在哪里")
+    assert {"尤金", "袋鼠", "分布"} <= zh
+    assert phrase_coverage(zh, "尤金袋鼠分布在澳洲南部。", "") > phrase_coverage(zh, "袋鼠，尤金，分布。", "")
+    en = query_bigrams("How many points did the Panthers defense give up?")
+    assert "panther defens" in en  # stemmed like the index tokens
+    hit = phrase_coverage(en, "", "the panther defens gave up just 308 point")
+    miss = phrase_coverage(en, "", "defens of the panther point")
+    assert hit > miss
+    assert phrase_coverage(frozenset(), "anything", "anything") == 0.0
 
 
 def test_linear_policy_scores_are_the_seed_sum():

@@ -1,26 +1,16 @@
-"""What /search returns: the dynamic cut fires (precise question -> few results, vague -> several), and
+"""What a search returns: the dynamic cut fires (precise question -> 1-2 results, vague -> several), and
 no document fills the results while others have candidates (issue 12, items 1 and 7)."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
+import numpy as np
 import pytest
 
-# Five documents say the same of five animals (a vague question matches them alike); one is precise.
-ANIMALS = [
-    {"external_id": "kangaroo", "title": "尤金袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。"},
-    *(
-        {"external_id": name, "title": title, "content": f"{title}是澳洲的动物。"}
-        for name, title in [
-            ("koala", "考拉"),
-            ("wombat", "袋熊"),
-            ("platypus", "鸭嘴兽"),
-            ("emu", "鸸鹋"),
-            ("dingo", "野犬"),
-        ]
-    ),
-]
+from backend.services.retrieval import SearchRequest
+from tests.factories import axis, insert_chunk, insert_document
 
 # One long guide whose four sections all answer "袋鼠", and two short documents that mention it.
 SECTIONS = ["饲养", "饮食", "繁殖", "疾病"]
@@ -38,39 +28,75 @@ OTHERS = [
 ]
 
 
+class QueryVectors:
+    """Embeds each test question as a fixed vector; chunks are inserted with theirs (tests/factories)."""
+
+    model_id = "test-model@384"
+    dims = 384
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def embed_documents(self, texts):
+        raise AssertionError("chunks are inserted with their vectors")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vectors[text]
+
+
+def at_cosine(cosine: float, axis_index: int) -> np.ndarray:
+    """A unit vector at this cosine to axis 0 (the question), each chunk on its own second axis."""
+    v = np.zeros(384, dtype=np.float32)
+    v[0], v[axis_index] = cosine, math.sqrt(1 - cosine**2)
+    return v
+
+
+PRECISE, VAGUE = "尤金袋鼠分布在哪些地区?", "澳洲的动物"  # as clean_query leaves them
+# Cosines as multilingual-e5 gives them: unrelated text still sits at 0.8+, so the seed's
+# "score >= 0.6 x best" kept all five results for every question.
+CHUNKS = [
+    ("kangaroo", "尤金袋鼠分布在澳洲南部岛屿及西岸地区。", 0.880),
+    ("weather", "今天的天气晴朗，适合出门散步。", 0.860),
+    ("recipe", "红烧肉需要慢火炖两个小时。", 0.855),
+    ("koala", "考拉是澳洲的动物。", 0.850),
+    ("wombat", "袋熊是澳洲的动物。", 0.848),
+    ("emu", "鸸鹋是澳洲的动物。", 0.846),
+    ("dingo", "野犬是澳洲的动物。", 0.845),
+    ("market", "股市今天小幅上涨。", 0.800),
+]
+
+
 @pytest.fixture
-def animals(client):
-    assert client.post("/documents/batch", json={"documents": ANIMALS}).status_code == 200
-    return client
+def e5_like(db, make_services):
+    for i, (name, text, cosine) in enumerate(CHUNKS, start=1):
+        insert_chunk(db, insert_document(db, external_id=name, title=name), text, at_cosine(cosine, i))
+    return make_services(embedder=QueryVectors({PRECISE: axis(0), VAGUE: axis(0)}))
 
 
-def test_a_precise_question_gets_fewer_results_than_top_k(animals):
-    body = animals.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
-    assert [r["external_id"] for r in body["results"]][:1] == ["kangaroo"]
-    assert len(body["results"]) <= 2  # was 5: the seed's cut compared ~0.8 scores with 0.6 x best
-    assert body["diagnostics"]["stages"]["rerank"]["count"] >= 5  # the cut chose, not the prefetch
+def test_a_precise_question_gets_one_or_two_results(e5_like):
+    result = e5_like.retrieval.search(SearchRequest(PRECISE))
+    assert [c.external_id for c in result.results][:1] == ["kangaroo"]
+    assert len(result.results) <= 2  # was 5: the seed's cut never fired on e5-like scores
+    assert len(result.candidates) == len(CHUNKS)  # the cut chose, not the prefetch
 
 
-def test_a_vague_question_keeps_several_results(animals):
-    body = animals.post("/search", json={"query": "澳洲的动物"}).json()
-    assert len(body["results"]) >= 3
-    assert body["diagnostics"]["parameters"]["dynamic"] is True
+def test_a_vague_question_keeps_several_results(e5_like):
+    result = e5_like.retrieval.search(SearchRequest(VAGUE))
+    assert {"koala", "wombat", "emu", "dingo"} <= {c.external_id for c in result.results}
+    assert "market" not in {c.external_id for c in result.results}
 
 
-def test_dynamic_false_and_an_explicit_ratio_keep_top_k(animals, make_services):
-    body = animals.post("/search", json={"query": "尤金袋鼠分布在哪些地区？", "dynamic": False}).json()
-    assert len(body["results"]) == 5
+def test_dynamic_false_keeps_top_k(e5_like):
+    assert len(e5_like.retrieval.search(SearchRequest(PRECISE, dynamic=False)).results) == 5
 
 
-def test_the_seed_policy_keeps_the_seed_cut(make_services):
-    from fastapi.testclient import TestClient
-
-    from backend.api.app import create_app
-
-    with TestClient(create_app(services=make_services(rag_rerank_policy="v1"))) as client:
-        client.post("/documents/batch", json={"documents": ANIMALS})
-        body = client.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
-    assert body["diagnostics"]["parameters"]["drop_ratio"] == 0.6
+def test_the_seed_policy_keeps_the_seed_cut_which_never_fires_here(db, make_services):
+    for i, (name, text, cosine) in enumerate(CHUNKS, start=1):
+        insert_chunk(db, insert_document(db, external_id=name, title=name), text, at_cosine(cosine, i))
+    seed = make_services(rag_rerank_policy="v1", embedder=QueryVectors({PRECISE: axis(0)}))
+    result = seed.retrieval.search(SearchRequest(PRECISE))
+    assert result.diagnostics.parameters.drop_ratio == 0.6
+    assert len(result.results) == 5
 
 
 @pytest.fixture

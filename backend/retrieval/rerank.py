@@ -99,8 +99,12 @@ def phrase_coverage(bigrams: frozenset[str], content: str, content_tokens: str, 
     Chinese phrases whatever jieba made of them (stopwords count here: "的" or "of" glue phrases)."""
     if not bigrams:
         return 0.0
-    found = _cjk_bigrams(f"{title}\n{content}".lower()) | _word_bigrams(content_tokens.split())
-    return len(bigrams & found) / len(bigrams)
+    # Substring tests (C speed) rather than the chunk's own bigram set: a pair of CJK characters is a
+    # substring exactly when the two stand side by side, and a word pair when " a b " is in the tokens.
+    text = f"{title}\n{content}".lower()
+    tokens = f" {content_tokens} "
+    found = sum(1 for b in bigrams if (f" {b} " in tokens if " " in b else b in text))
+    return found / len(bigrams)
 
 
 def starts_with_heading(content: str) -> bool:

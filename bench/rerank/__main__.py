@@ -33,6 +33,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     which.add_argument("--all", action="store_true", help="every dataset (the default)")
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument("--recollect", action="store_true", help="run the pipeline again for candidates")
+    parser.add_argument(
+        "--prefetch-k",
+        type=int,
+        default=Settings.model_fields["rag_prefetch_k"].default,
+        help="candidates per question",
+    )
     parser.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES))
     parser.add_argument("--l2", type=float, default=1e-3, help="L2 penalty on standardised weights")
     parser.add_argument(
@@ -54,13 +60,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     # Collection runs the seed policy: candidates and their raw scores do not depend on the policy.
     settings = Settings(
-        _env_file=None, embedding_provider="local", llm_provider="extractive", rag_rerank_policy="v1"
+        _env_file=None,
+        embedding_provider="local",
+        llm_provider="extractive",
+        rag_rerank_policy="v1",
+        rag_prefetch_k=args.prefetch_k,
     )
     inner = LocalEmbedder(settings)
     sets = [load_or_collect(name, inner, settings, args) for name in args.dataset]
     shipped = load_rerank_policy(args.policy)
     result = study(sets, args.features, args.l2, args.max_gold_loss, DROP_RATIO_GRID, shipped)
     result["command"] = command_line("bench.rerank")
+    result["prefetch_k"] = args.prefetch_k
     if args.fit_version:
         policy = learned_policy(args.fit_version, result, inner.model_id)
         log(f"wrote {save_rerank_policy(policy, RERANK_POLICIES_DIR)}")

@@ -76,12 +76,13 @@ class StudySet:
     questions: list[StudyQuestion]
 
 
-def path_for(name: str, embedder: str) -> Path:
-    return STUDY_DIR / f"{embedder.replace('@', '_')}-{name}.json"
+def path_for(name: str, embedder: str, prefetch_k: int) -> Path:
+    return STUDY_DIR / f"prefetch{prefetch_k}" / f"{embedder.replace('@', '_')}-{name}.json"
 
 
 def load_or_collect(name: str, inner: Embedder, settings: Settings, args: argparse.Namespace) -> StudySet:
-    path = path_for(name, inner.model_id)
+    """The candidates of settings.rag_prefetch_k per question (what /search and bench.quality rerank)."""
+    path = path_for(name, inner.model_id, settings.rag_prefetch_k)
     if path.exists() and not args.recollect:
         return _read(path)
     study = collect(load_dataset(name, args.datasets_dir), inner, settings)

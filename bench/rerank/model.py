@@ -16,7 +16,6 @@ import numpy as np
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k
 from bench.rerank.collect import StudyCandidate, StudyQuestion
 
-MAX_CANDIDATES = 15  # rag_prefetch_k: what /search and bench.quality rerank
 PER_DOC_CAP = 3
 
 
@@ -53,12 +52,13 @@ class Matrix:
 
     @classmethod
     def build(cls, questions: Sequence[StudyQuestion], features: Sequence[str]) -> Matrix:
-        n, c, d = len(questions), MAX_CANDIDATES, len(features)
+        n, d = len(questions), len(features)
+        c = max((len(q.candidates) for q in questions), default=1)  # the prefetch_k collected
         x = np.zeros((n, c, d))
         mask = np.zeros((n, c), dtype=bool)
         gold = np.zeros((n, c), dtype=bool)
         for i, q in enumerate(questions):
-            rows = feature_rows(q)[:c]
+            rows = feature_rows(q)
             for j, (f, cand) in enumerate(zip(rows, q.candidates, strict=False)):
                 x[i, j] = [f[name] for name in features]
                 mask[i, j] = True

@@ -22,7 +22,7 @@ from bench.rerank.evaluate import (
 )
 from bench.rerank.model import ranked
 
-DEFAULT_FEATURES = ("cosine", "full_text", "keyword_coverage", "phrase_coverage", "title_coverage")
+DEFAULT_FEATURES = ("cosine", "idf_coverage", "phrase_coverage")
 SEED = RerankPolicy("v1", {"similarity": 0.7, "keyword_coverage": 0.25, "heading": 0.05}, "linear", 0.6)
 CURVE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
 EXAMPLES = 4
@@ -162,6 +162,7 @@ def learned_policy(version: str, result: dict[str, Any], embedding_model: str) -
             "command": result.get("command"),
             "datasets": result["datasets"],
             "validation": "leave-one-dataset-out",
+            "prefetch_k": result["prefetch_k"],
             "l2": result["l2"],
             "held_out_ndcg@10": {n: f["held_out_ndcg"] for n, f in result["folds"].items()},
             "in_sample_ndcg@10": {n: s["in_sample_ndcg"] for n, s in result["sets"].items()},
@@ -181,7 +182,9 @@ def render(result: dict[str, Any]) -> str:
     rows.append(["learned, held out (LODO)", *(sets[n]["held_out_ndcg"] for n in names)])
     rows.append(["learned, in sample (all four)", *(sets[n]["in_sample_ndcg"] for n in names)])
     rows.append([f"shipped {result['shipped']['name']}", *(sets[n]["shipped"]["ndcg@10"] for n in names)])
-    rows.append(["gold among the 15 candidates", *(sets[n]["candidate_recall"] for n in names)])
+    rows.append(
+        [f"gold among the {result['prefetch_k']} candidates", *(sets[n]["candidate_recall"] for n in names)]
+    )
     parts += ["## nDCG@10 (document level, dynamic=false)", markdown_table(["ranking", *names], rows)]
     fold_rows = [
         [n, ", ".join(f["fitted_on"]), f["held_out_ndcg"], _fmt(f["weights"]), f["drop_ratio"]]
