@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ConfidenceLevel = Literal["low", "medium", "high"]
 DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
+SUPABASE_TRANSACTION_POOLER_PORT = 6543
 MAX_MATCH_COUNT = 1000  # hybrid_search / match_documents refuse a larger match_count
 
 # Metadata keys a caller may attach to documents (the seed's whitelist, plus our ingest-time fields).
@@ -33,10 +37,22 @@ DEFAULT_METADATA_WHITELIST = (
 class Settings(BaseSettings):
     """Every knob of the backend. Field names map to upper-case environment variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    # hide_input_in_errors: a validation error must not echo the raw input, which holds the API keys.
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", hide_input_in_errors=True
+    )
 
     # --- database -------------------------------------------------------------------------------
     database_url: str = Field(default="", description="Empty: start the embedded PostgreSQL.")
+    database_read_url: str = Field(
+        default="", description="A read replica for searches; empty: searches use DATABASE_URL."
+    )
+    database_pooler: Literal["session", "transaction"] | None = Field(
+        default=None,
+        description="transaction: a transaction-mode pooler (Supabase port 6543, pgbouncer) is in front, "
+        "so no server-side prepared statements and no session settings. None: transaction when the "
+        "URL's port is 6543, else session.",
+    )
     embedded_db_dir: Path = Path("./.data/postgres")
     db_pool_min_size: int = Field(default=1, ge=1)
     db_pool_max_size: int = Field(default=10, ge=1)
@@ -141,6 +157,13 @@ class Settings(BaseSettings):
     chat_gap_supplement_enabled: bool = True
     chat_gap_max_queries: int = Field(default=3, ge=1, le=10)
     chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
+    chat_gap_missing_idf_share: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="Gap searches run when question terms the corpus has but the evidence lacks carry "
+        "this share of the question's idf (a rare missing name triggers, a generic word does not).",
+    )
     chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
     chat_clarify_enabled: bool = True
     chat_clarify_levels: list[ConfidenceLevel] = Field(
@@ -165,6 +188,62 @@ class Settings(BaseSettings):
     chat_min_keyword_coverage: float = Field(default=0.25, ge=0, le=1)
     chat_min_similarity: float = Field(default=0.86, ge=-1, le=1)
     max_query_chars: int = Field(default=2000, ge=1)
+
+    # --- web search (issue 13; seed: evidence-retention.md, unified web search and soft-wait) -----
+    web_search_provider: Literal["tavily", "searxng", "none"] | None = Field(
+        default=None, description="None: tavily when TAVILY_API_KEY is set, none otherwise."
+    )
+    tavily_api_key: SecretStr | None = None
+    tavily_base_url: str = "https://api.tavily.com"
+    tavily_search_depth: Literal["basic", "advanced"] = "basic"
+    tavily_topic: Literal["general", "news", "finance"] = "general"
+    searxng_url: str = Field(default="", description="Base URL of a SearXNG instance with JSON enabled.")
+    web_max_results: int = Field(default=5, ge=1, le=20)
+    web_timeout_s: float = Field(default=8.0, gt=0, description="Wall-clock bound of one provider request.")
+    web_max_retries: int = Field(default=2, ge=0, le=10)
+    web_backoff_base_s: float = Field(default=0.25, gt=0)
+    web_backoff_max_s: float = Field(
+        default=4.0, gt=0, description="Longest wait between attempts; a longer Retry-After gives up."
+    )
+    web_max_concurrency: int = Field(default=4, ge=1, le=64, description="Requests in flight per provider.")
+    web_soft_wait_ms: int = Field(
+        default=2000, ge=0, le=300_000, description="Chat: how long the web leg may run (soft deadline)."
+    )
+    web_local_timeout_s: float = Field(
+        default=30.0, gt=0, description="Hard timeout of local retrieval beside a web leg."
+    )
+    web_deep_read_top_n: int = Field(default=2, ge=0, le=10, description="Top results read in full.")
+    web_deep_read_timeout_s: float = Field(default=5.0, gt=0)
+    web_fetch_max_bytes: int = Field(default=1_000_000, ge=1024)
+    web_fetch_max_chars: int = Field(default=15_000, ge=100)
+    web_fetch_max_redirects: int = Field(default=3, ge=0, le=10)
+    web_allow_domains: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Only these domains (and subdomains) are searched and read."
+    )
+    web_deny_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    web_allow_private_addresses: bool = Field(
+        default=False, description="true only for the local fake provider: disables the SSRF guard."
+    )
+    web_cache_ttl_s: int = Field(default=86_400, ge=0, description="0: web results are not cached.")
+    web_near_duplicate_threshold: float = Field(default=0.8, gt=0, le=1)
+    # --- auth ------------------------------------------------------------------------------------
+    # none: every request acts as the documented local user (backend.auth.LOCAL_IDENTITY), through
+    # the same row-level security as a signed-in user. supabase: a Supabase access token is required.
+    auth_mode: Literal["none", "supabase"] = "none"
+    supabase_url: str = Field(default="", description="Project URL, e.g. https://abcd.supabase.co.")
+    supabase_jwt_secret: SecretStr | None = Field(
+        default=None, description="Legacy HS256 JWT secret; unset: only JWKS (ES256/RS256) tokens pass."
+    )
+    service_api_key: SecretStr | None = Field(
+        default=None,
+        description="Bearer key of the admin/service path (writes public documents); unset: no such path.",
+    )
+    auth_jwks_cache_ttl_s: float = Field(default=600.0, gt=0, description="How long fetched keys are used.")
+    auth_jwks_min_refresh_s: float = Field(
+        default=30.0, ge=0, description="Least time between two JWKS fetches (unknown kids force no more)."
+    )
+    auth_jwks_timeout_s: float = Field(default=5.0, gt=0)
+    auth_leeway_s: float = Field(default=10.0, ge=0, le=300, description="Clock skew allowed on exp/nbf/iat.")
 
     # --- server ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
@@ -191,6 +270,7 @@ class Settings(BaseSettings):
         if self.db_pool_min_size > self.db_pool_max_size:
             problems.append("db_pool_min_size must not exceed db_pool_max_size")
         problems.extend(self._budget_problems())
+        problems.extend(self._auth_problems())
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -198,32 +278,78 @@ class Settings(BaseSettings):
     def _budget_problems(self) -> list[str]:
         """The chat budgets derived from LOCAL/STEP/WRITE_TOP_K must fit the search limits, or every
         /chat would fail at run time with an error that blames the user."""
-        from backend.retrieval.budget import EvidenceBudget
+        from backend.retrieval.budget import budget_problem
 
-        local = self.local_top_k or self.rag_top_k_max
-        if local > self.search_max_top_k:
-            return [
-                f"local_top_k ({local}, from LOCAL_TOP_K or RAG_TOP_K_MAX) exceeds "
-                f"search_max_top_k ({self.search_max_top_k})"
-            ]
-        budget = EvidenceBudget.compute(local, self.step_top_k, self.write_top_k)
-        if budget.local_recall_k > self.search_max_top_k:
-            most = self.search_max_top_k // 2
-            return [
-                f"step_top_k ({budget.step_k}) makes each chat search keep {budget.local_recall_k} chunks "
-                f"(2 x step_top_k), above search_max_top_k ({self.search_max_top_k}): set STEP_TOP_K "
-                f"to at most {most} or raise SEARCH_MAX_TOP_K"
-            ]
-        if budget.actual_recall > MAX_MATCH_COUNT:
-            return [
-                f"step_top_k ({budget.step_k}) asks {budget.actual_recall} candidates of the database "
-                f"(4 x step_top_k); hybrid_search returns at most {MAX_MATCH_COUNT}"
-            ]
-        return []
+        problem = budget_problem(
+            self.local_top_k or self.rag_top_k_max,
+            self.step_top_k,
+            self.write_top_k,
+            max_top_k=self.search_max_top_k,
+            max_match_count=MAX_MATCH_COUNT,
+        )
+        return [f"chat budget (LOCAL_TOP_K / STEP_TOP_K / WRITE_TOP_K): {problem}"] if problem else []
+
+    @field_validator("web_allow_domains", "web_deny_domains", mode="before")
+    @classmethod
+    def _domain_list(cls, value: object) -> object:
+        """A JSON list or a comma-separated string; host names lower-cased, a leading '.' or '*.' dropped."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if isinstance(value, list | tuple):
+            return [d.strip().lower().removeprefix("*.").strip(".") for d in map(str, value) if d.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _check_web_search(self) -> Settings:
+        provider = self.resolved_web_search_provider
+        if provider == "tavily" and not self.tavily_key:
+            raise ValueError(
+                "WEB_SEARCH_PROVIDER=tavily needs TAVILY_API_KEY (or set WEB_SEARCH_PROVIDER=none)"
+            )
+        if provider == "searxng" and not self.searxng_url.strip():
+            raise ValueError("WEB_SEARCH_PROVIDER=searxng needs SEARXNG_URL (e.g. http://localhost:8888)")
+        for name in ("tavily_base_url", "searxng_url"):
+            url = getattr(self, name).strip()
+            if url and not url.startswith(("http://", "https://")):
+                raise ValueError(f"{name.upper()} must be an http(s) URL, got {url!r}")
+        return self
+
+    def _auth_problems(self) -> list[str]:
+        problems: list[str] = []
+        url = self.supabase_url.strip()
+        if self.auth_mode == "supabase" and not url:
+            problems.append(
+                "AUTH_MODE=supabase needs SUPABASE_URL (the project URL, e.g. https://abcd.supabase.co)"
+            )
+        if url and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
+            problems.append(f"SUPABASE_URL ({url!r}) must be an http(s) URL such as https://abcd.supabase.co")
+        key = self.service_api_key.get_secret_value() if self.service_api_key else None
+        if key is not None and len(key) < 32:
+            problems.append("SERVICE_API_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)")
+        secret = self.supabase_jwt_secret.get_secret_value() if self.supabase_jwt_secret else None
+        if secret is not None and len(secret) < 32:
+            problems.append("SUPABASE_JWT_SECRET must be the project's JWT secret (at least 32 characters)")
+        return problems
+
+    @property
+    def supabase_auth_url(self) -> str:
+        """{SUPABASE_URL}/auth/v1: the issuer of the project's access tokens."""
+        return self.supabase_url.strip().rstrip("/") + "/auth/v1"
 
     @property
     def uses_embedded_db(self) -> bool:
         return not self.database_url.strip()
+
+    def pooler_mode(self, url: str) -> Literal["session", "transaction"]:
+        """How connections to `url` behave: through a transaction-mode pooler or not."""
+        if self.database_pooler is not None:
+            return self.database_pooler
+        try:
+            port = urlsplit(url).port
+        except ValueError:
+            port = None
+        return "transaction" if port == SUPABASE_TRANSACTION_POOLER_PORT else "session"
 
     @property
     def resolved_auto_migrate(self) -> bool:
@@ -240,6 +366,17 @@ class Settings(BaseSettings):
         if self.llm_provider:
             return self.llm_provider
         return "gemini" if self.gemini_api_key else "extractive"
+
+    @property
+    def tavily_key(self) -> str:
+        """The Tavily key, blank when unset (never logged: callers put it in a header only)."""
+        return self.tavily_api_key.get_secret_value().strip() if self.tavily_api_key else ""
+
+    @property
+    def resolved_web_search_provider(self) -> Literal["tavily", "searxng", "none"]:
+        if self.web_search_provider:
+            return self.web_search_provider
+        return "tavily" if self.tavily_key else "none"
 
 
 @lru_cache(maxsize=1)

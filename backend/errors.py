@@ -13,6 +13,12 @@ class NotFound(DomainError):
     status_code = 404
 
 
+class Forbidden(DomainError):
+    """The caller is known and may see the thing, but not do this to it."""
+
+    status_code = 403
+
+
 class InvalidInput(DomainError):
     status_code = 422
 
@@ -43,3 +49,44 @@ class ConfigurationError(DomainError):
     """A setting names something that does not exist (e.g. an unknown policy version)."""
 
     status_code = 500
+
+
+class WebSearchError(ProviderError):
+    """A web search provider failed after retries. The web leg reports it as a diagnostic; it reaches a
+    user only if a caller lets it escape (then as 502, never 500). The message never holds a key."""
+
+    def __init__(
+        self, message: str, *, provider: str, kind: str, status: int | None = None, attempts: int = 1
+    ):
+        super().__init__(message)
+        self.provider = provider
+        self.kind = kind  # backend.web.types.ErrorKind
+        self.status = status
+        self.attempts = attempts
+
+
+class UnsafeURL(InvalidInput):
+    """A URL the backend refuses to fetch: not http(s), a denied domain, or a private/loopback address."""
+
+
+class PageFetchError(ProviderError):
+    """A web page could not be read (HTTP error, not HTML, unreachable); the hit keeps its snippet."""
+
+
+class Unauthorized(DomainError):
+    """A malformed, expired or otherwise invalid access token (RFC 6750 error "invalid_token")."""
+
+    status_code = 401
+    oauth_error: str | None = "invalid_token"
+
+
+class MissingCredentials(Unauthorized):
+    """No access token at all: RFC 6750 says to answer without an error code."""
+
+    oauth_error = None
+
+
+class AuthUnavailable(DomainError):
+    """Credentials cannot be checked right now (the sign-in keys are unreachable): not the caller's fault."""
+
+    status_code = 503

@@ -23,22 +23,19 @@ import re
 from pathlib import Path
 from typing import Any
 
+from backend.auth import LOCAL_IDENTITY
 from backend.config import Settings
-from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import build_services
-from backend.services.evidence import budget_from
+from backend.ingest.loaders import load_path
+from backend.services.evidence import EvidenceOptions
 from backend.services.retrieval import SearchRequest
 from backend.text import query_terms
-from bench.common import DATASETS_DIR, RESULTS_DIR, first_occurrences, load_dataset, log, scratch_database
-from bench.quality import ingest_corpus, make_embedder
-from bench.vectors import BenchCache, QueryCachingEmbedder
+from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
+from bench.common.beir import first_occurrences, load_dataset, read_jsonl
+from bench.common.db import scratch_database, services
+from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached, make_embedder
 
 # Unanswerable queries for each corpus: another set's questions on other topics, in the same script.
-FOREIGN = {
-    "cmrc2018-dev": "xquad-zh-dev",
-    "xquad-zh-dev": "cmrc2018-dev",
-    "drcd-dev": "cmrc2018-dev",
-}
+FOREIGN = {"cmrc2018-dev": "xquad-zh-dev", "xquad-zh-dev": "cmrc2018-dev", "drcd-dev": "cmrc2018-dev"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -61,11 +58,6 @@ def label_for(rank: int | None, kind: str) -> str | None:
     return "good" if rank == 1 else None
 
 
-def titles(corpus: Path) -> dict[str, str]:
-    with corpus.open(encoding="utf-8") as fh:
-        return {str(row["_id"]): row.get("title") or "" for row in map(json.loads, fh) if row}
-
-
 def strip_title(text: str, title: str) -> str | None:
     """The query without its document's title, if it named it and something significant remains."""
     if len(title) < 2 or title.lower() not in text.lower():
@@ -82,7 +74,7 @@ def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> li
     if name in FOREIGN:
         other = load_dataset(FOREIGN[name], DATASETS_DIR)
         foreign = rng.sample(other.queries, min(args.per_class, len(other.queries)))
-    doc_titles = titles(dataset.corpus_path)
+    doc_titles = {str(row["_id"]): row.get("title") or "" for row in read_jsonl(dataset.corpus_path)}
     stripped = []
     for qid, text in dataset.queries:
         gold_title = doc_titles.get(next(iter(dataset.qrels[qid])), "")
@@ -91,51 +83,45 @@ def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> li
             stripped.append((qid, bare))
     stripped = rng.sample(stripped, min(args.per_class, len(stripped)))
     inner = make_embedder(args.embedder, settings)
-    cache = BenchCache(inner.model_id, name)
-    embedder = QueryCachingEmbedder(inner, cache.queries)
-    budget = budget_from(settings)
+    embedder = CachedEmbedder(inner, BenchCache(inner.model_id, name))
+    budget = EvidenceOptions().budget(settings)
     rows = []
-    with scratch_database(f"calibration-{name}") as url:
-        services = build_services(
-            settings, database_url=url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
+    with scratch_database(f"calibration-{name}") as url, services(url, settings, embedder) as app:
+        ingest_cached(app, load_path(dataset.corpus_path), name)
+        runs = (
+            [(q, "own") for q in own]
+            + [(q, "foreign") for q in foreign]
+            + [(q, "stripped") for q in stripped]
         )
-        try:
-            ingest_corpus(services, dataset, cache)
-            runs = (
-                [(q, "own") for q in own]
-                + [(q, "foreign") for q in foreign]
-                + [(q, "stripped") for q in stripped]
+        for (qid, text), kind in runs:
+            result = app.retrieval.search(
+                SearchRequest(
+                    text, top_k=budget.local_recall_k, prefetch_k=budget.actual_recall, dynamic=False
+                ),
+                identity=LOCAL_IDENTITY,
             )
-            for (qid, text), kind in runs:
-                result = services.retrieval.search(
-                    SearchRequest(
-                        text, top_k=budget.local_recall_k, prefetch_k=budget.actual_recall, dynamic=False
-                    )
-                )
-                docs = first_occurrences(c.external_id for c in result.results)
-                gold = set() if kind == "foreign" else set(dataset.qrels[qid])
-                rank = next((i for i, d in enumerate(docs, 1) if d in gold), None)
-                label = label_for(rank, kind)
-                if label is None:
-                    continue
-                confidence = result.confidence
-                rows.append(
-                    {
-                        "query": text,
-                        "label": label,
-                        "best_overall_score": confidence["best_overall_score"],
-                        "score_ratio": confidence["score_ratio"],
-                        "dataset": name,
-                        "kind": kind,
-                        "gold_rank": rank,
-                        "confidence_level": confidence["confidence_level"],
-                        # Raw features of the candidate parents: calibrate derives normalisation anchors.
-                        "parents": [p["features"] for p in confidence["top_parents"]],
-                    }
-                )
-            cache.save()
-        finally:
-            services.close()
+            docs = first_occurrences(c.external_id for c in result.results)
+            gold = set() if kind == "foreign" else set(dataset.qrels[qid])
+            rank = next((i for i, d in enumerate(docs, 1) if d in gold), None)
+            label = label_for(rank, kind)
+            if label is None:
+                continue
+            confidence = result.confidence
+            rows.append(
+                {
+                    "query": text,
+                    "label": label,
+                    "best_overall_score": confidence["best_overall_score"],
+                    "score_ratio": confidence["score_ratio"],
+                    "dataset": name,
+                    "kind": kind,
+                    "gold_rank": rank,
+                    "confidence_level": confidence["confidence_level"],
+                    # Raw features of the candidate parents: calibrate derives normalisation anchors.
+                    "parents": [p["features"] for p in confidence["top_parents"]],
+                }
+            )
+        embedder.cache.save()
     counts = {k: sum(r["label"] == k for r in rows) for k in ("good", "ambiguous", "bad")}
     log(f"{name}: {counts}")
     return rows
@@ -143,7 +129,7 @@ def label_dataset(name: str, settings: Settings, args: argparse.Namespace) -> li
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    settings = Settings(_env_file=None)
+    settings = bench_settings()
     rows = [row for name in args.dataset for row in label_dataset(name, settings, args)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as fh:

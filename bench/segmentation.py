@@ -9,7 +9,6 @@ stored content_tokens would change if the index switched tokenizer.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 import time
@@ -20,8 +19,10 @@ from pathlib import Path
 
 import jieba
 
-from backend import PROJECT_ROOT
 from backend.text.normalize import normalize
+from bench.common import DATASETS_DIR
+from bench.common.beir import dataset_names, read_jsonl
+from bench.common.report import markdown_table
 
 try:
     import rjieba
@@ -33,6 +34,10 @@ TOKENIZERS: dict[str, Cut] = {
     "jieba": lambda text: jieba.cut_for_search(text, HMM=True),
     "rjieba": lambda text: rjieba.cut_for_search(text, hmm=True),
 }
+HEADERS = (
+    "dataset|docs|chars|jieba tokens/s|rjieba tokens/s|rjieba speed-up|jieba chars/s|rjieba chars/s|"
+    "mean Jaccard|identical docs"
+).split("|")
 _WORDLIKE = re.compile(r"\w")
 _WARMUP_DOCS = 20
 
@@ -50,12 +55,10 @@ class Row:
 
 def load_corpora(root: Path) -> dict[str, list[str]]:
     """Texts of every <root>/*/corpus.jsonl, prepared as segment() prepares them."""
-    corpora = {}
-    for path in sorted(root.glob("*/corpus.jsonl")):
-        with path.open(encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        corpora[path.parent.name] = [normalize(row["text"]).lower() for row in rows]
-    return corpora
+    return {
+        name: [normalize(row["text"]).lower() for row in read_jsonl(root / name / "corpus.jsonl")]
+        for name in dataset_names(root)
+    }
 
 
 def best_time(cut: Cut, texts: list[str], repeats: int) -> tuple[float, list[list[str]]]:
@@ -108,25 +111,19 @@ def total(rows: list[Row]) -> Row:
 
 
 def render(rows: list[Row]) -> str:
-    lines = [
-        "| dataset | docs | chars | jieba tokens/s | rjieba tokens/s | rjieba speed-up | jieba chars/s "
-        "| rjieba chars/s | mean Jaccard | identical docs |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    table = []
     for r in rows:
-        rate = {n: r.tokens[n] / r.seconds[n] for n in TOKENIZERS}
-        chars = {n: r.chars / r.seconds[n] for n in TOKENIZERS}
-        lines.append(
-            f"| {r.dataset} | {r.docs} | {r.chars:,} | {rate['jieba']:,.0f} | {rate['rjieba']:,.0f} "
-            f"| {r.seconds['jieba'] / r.seconds['rjieba']:.1f}x | {chars['jieba']:,.0f} "
-            f"| {chars['rjieba']:,.0f} | {r.mean_jaccard:.4f} | {r.identical_share:.1%} |"
-        )
-    return "\n".join(lines)
+        rate = [f"{r.tokens[n] / r.seconds[n]:,.0f}" for n in TOKENIZERS]
+        chars = [f"{r.chars / r.seconds[n]:,.0f}" for n in TOKENIZERS]
+        speed_up = f"{r.seconds['jieba'] / r.seconds['rjieba']:.1f}x"
+        agreement = [f"{r.mean_jaccard:.4f}", f"{r.identical_share:.1%}"]
+        table.append([r.dataset, r.docs, f"{r.chars:,}", *rate, speed_up, *chars, *agreement])
+    return markdown_table(HEADERS, table)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=Path, default=PROJECT_ROOT.parent / "shared" / "datasets")
+    parser.add_argument("--datasets", type=Path, default=DATASETS_DIR)
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per tokenizer (best is kept)")
     args = parser.parse_args(argv)
     jieba.setLogLevel(logging.WARNING)

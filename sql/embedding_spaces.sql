@@ -5,6 +5,10 @@
 -- The retrieval functions use it to refuse a query embedding from a model the corpus was not
 -- embedded with (a silent mix of vector spaces returns nonsense).
 --
+-- SECURITY DEFINER (migration 013): the answer is the corpus's, not the caller's visible share. Which
+-- models embedded the chunks is no secret, and under row-level security the loose index scan would
+-- have to step over every chunk the caller may not read (no index-only scan) to find the next space.
+--
 -- Usage:   select * from public.embedding_spaces();
 -- EXPLAIN: explain analyze select * from public.embedding_spaces();  -- expect Index Only Scans
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
@@ -14,6 +18,7 @@ create or replace function public.embedding_spaces()
 returns table (embedding_dims integer, embedding_model text)
 language sql
 stable
+security definer
 set search_path = public, extensions, pg_temp
 as $$
     with recursive spaces(embedding_dims, embedding_model) as (
@@ -36,37 +41,5 @@ as $$
     )
     select spaces.embedding_dims, spaces.embedding_model from spaces;
 $$;
-
--- assert_embedding_space(dims, model) -> boolean
---
--- True when chunks embedded in this space exist; false when there are no chunks at all;
--- raises a clear error (SQLSTATE 22023) naming the stored models when the corpus was embedded
--- with something else. model may be null to check the dimension only.
-create or replace function public.assert_embedding_space(dims integer, model text default null)
-returns boolean
-language plpgsql
-stable
-set search_path = public, extensions, pg_temp
-as $$
-declare
-    stored text;
-begin
-    if exists (
-        select 1 from public.embedding_spaces() s
-        where s.embedding_dims = dims and (model is null or s.embedding_model = model)
-    ) then
-        return true;
-    end if;
-    select string_agg(format('%s (%s dimensions)', s.embedding_model, s.embedding_dims), ', ')
-    into stored
-    from public.embedding_spaces() s;
-    if stored is null then
-        return false;
-    end if;
-    raise exception 'query embedding (% dimensions%) does not match the stored chunks: %',
-        dims, coalesce(', model ' || model, ''), stored
-        using errcode = '22023',
-              hint = 'Embed the query with the model that embedded the corpus, or re-embed the corpus '
-                     'with the current model: python -m backend reembed';
-end;
-$$;
+revoke execute on function public.embedding_spaces() from public, anon;
+grant execute on function public.embedding_spaces() to authenticated, service_role;

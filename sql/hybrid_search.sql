@@ -1,168 +1,3 @@
--- hybrid_search_query(dims) -> text
---
--- The statement hybrid_search executes for a query vector of `dims` dimensions. Parameters:
--- $1 query embedding, $2 tsquery the GIN index matches (OR of the query's significant terms),
--- $3 candidates per leg, $4 filter, $5 full-text weight, $6 semantic weight, $7 run the full-text leg,
--- $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery per query term,
--- $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes.
--- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
--- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
-set search_path = public, extensions;
-
-create or replace function public.hybrid_search_query(dims integer)
-returns text
-language sql
-immutable
-parallel safe
-set search_path = public, pg_temp
-as $fn$
-    select format($q$
-        with full_text as (
-            -- BM25-style: the sum over query terms of idf * ts_rank(fts, term), divided by the
-            -- pivoted length norm 1 - b + b * length / average length.
-            -- fts is stored in the heap row (migration 010, storage main), so reading it once per
-            -- term costs no TOAST fetch.
-            select c.id,
-                   (select sum(w.idf * ts_rank(c.fts, w.q))
-                    from unnest($12::tsquery[], $13::float8[]) as w(q, idf))
-                       / (1 - $14 + $14 * length(c.fts) / $15) as score
-            from public.chunks c
-            where $7 and c.fts @@ $2 and c.metadata @> $4
-            order by score desc, c.id
-            limit $3
-        ),
-        full_text_ranked as (
-            select f.id, f.score, row_number() over (order by f.score desc, f.id)::integer as rank_ix
-            from full_text f
-        ),
-        nearest as materialized (
-            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
-            from public.chunks c
-            where $8 and c.embedding_dims = %1$s
-              and c.metadata @> $4
-              and ($9::text is null or c.embedding_model = $9)
-            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
-            limit $3
-        ),
-        semantic as (
-            select n.id, row_number() over (order by n.distance, n.id)::integer as rank_ix
-            from nearest n
-        ),
-        fused as (
-            select coalesce(f.id, s.id) as id,
-                   f.rank_ix as full_text_rank,
-                   s.rank_ix as vector_rank,
-                   f.score::real as full_text_score,
-                   coalesce($5 / ($10 + f.rank_ix), 0.0) + coalesce($6 / ($10 + s.rank_ix), 0.0) as rrf_score
-            from full_text_ranked f
-            full outer join semantic s on s.id = f.id
-            order by rrf_score desc, coalesce(f.id, s.id)
-            limit $11
-        )
-        select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
-               c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
-               case when $1 is null or c.embedding_dims <> %1$s then null
-                    else 1 - (c.embedding <=> $1) end as similarity,
-               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score
-        from fused fu
-        join public.chunks c on c.id = fu.id
-        join public.documents d on d.id = c.document_id
-        order by fu.rrf_score desc, fu.id
-    $q$, dims);
-$fn$;
-
--- hybrid_search_terms(query_text, common_term_ratio, common_term_min_df, match_df_budget)
---     -> (term_queries, term_idfs, match_query, avg_length, terms)
---
--- What hybrid_search's full-text leg does with a query, before it runs: one tsquery and one idf per
--- distinct query term ($12, $13 of hybrid_search_query), the tsquery the GIN index matches ($2:
--- the OR of the uncommon terms, rarest first while their document frequencies add up to at most
--- match_df_budget; when even the rarest term is in more chunks than the budget, the AND of the two
--- rarest terms not contained in a longer query term, so the rows scored stay bounded on any corpus
--- size), the average
--- chunk length in lexemes ($15), and per term {lexeme, df, idf, common, matched} for reading a plan.
---   select * from hybrid_search_terms('袋鼠 澳洲 动物');
--- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats.
-create or replace function public.hybrid_search_terms(
-    query_text text,
-    common_term_ratio double precision default 0.1,
-    common_term_min_df integer default 5000,
-    match_df_budget integer default 2000
-)
-returns table (
-    term_queries tsquery[],
-    term_idfs double precision[],
-    match_query tsquery,
-    avg_length double precision,
-    terms jsonb
-)
-language sql
-stable
-parallel safe
-set search_path = public, pg_temp
-as $$
-    with stats as (
-        select coalesce(max(cs.nchunks), 0)::double precision as n_chunks,
-               coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1)
-                   as avg_length
-        from public.corpus_stats cs
-    ),
-    terms as (
-        select t.lexeme, coalesce(ts.ndoc, 0) as df
-        from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
-                 as t(lexeme)
-        left join public.term_stats ts on ts.lexeme = t.lexeme
-    ),
-    weighted as (
-        select t.lexeme, t.df,
-               ln(1 + (greatest(s.n_chunks - t.df, 0) + 0.5) / (t.df + 0.5)) as idf,
-               t.df > greatest(common_term_ratio * s.n_chunks, common_term_min_df) as common,
-               row_number() over (order by t.df, t.lexeme) as rarity,
-               sum(t.df) over (order by t.df, t.lexeme) as cumulative_df
-        from terms t, stats s
-    ),
-    matched as (
-        select w.*,
-               not w.common and (w.cumulative_df <= match_df_budget or w.rarity = 1) as in_match
-        from weighted w
-    ),
-    conjuncts as (
-        -- For a conjunction, a term contained in a longer query term adds nothing (jieba's search
-        -- mode indexes 杰克 and 克逊 wherever it indexes 杰克逊): the two rarest of the others.
-        select m.lexeme,
-               row_number() over (order by m.df, length(m.lexeme) desc, m.lexeme) as rank_in_and
-        from matched m
-        where not exists (select 1 from matched o
-                          where o.lexeme <> m.lexeme and strpos(o.lexeme, m.lexeme) > 0)
-    ),
-    chosen as (
-        -- Even the rarest term is in more chunks than the budget: match the chunks that contain
-        -- both of the two rarest such terms. Otherwise, if every term is common, the two rarest match.
-        select m.*,
-               min(m.df) over () > match_df_budget as conjunctive,
-               case when min(m.df) over () > match_df_budget
-                    then coalesce(j.rank_in_and <= 2, false)
-                    else m.in_match or (not bool_or(m.in_match) over () and m.rarity <= 2)
-               end as matches
-        from matched m
-        left join conjuncts j on j.lexeme = m.lexeme
-    )
-    select array_agg(public.lexemes_tsquery(array[c.lexeme]) order by c.lexeme),
-           array_agg(c.idf order by c.lexeme),
-           case when bool_and(c.conjunctive) and count(*) filter (where c.matches) = 2
-                then (select public.lexemes_tsquery(array[j1.lexeme])
-                             && public.lexemes_tsquery(array[j2.lexeme])
-                      from conjuncts j1, conjuncts j2
-                      where j1.rank_in_and = 1 and j2.rank_in_and = 2)
-                else public.lexemes_tsquery(array_agg(c.lexeme) filter (where c.matches))
-           end,
-           (select s.avg_length from stats s),
-           coalesce(jsonb_agg(jsonb_build_object('lexeme', c.lexeme, 'df', c.df,
-                                                 'idf', round(c.idf::numeric, 3), 'common', c.common,
-                                                 'matched', c.matches) order by c.rarity), '[]'::jsonb)
-    from chosen c
-$$;
-
 -- hybrid_search(query_text, query_embedding, match_count, full_text_weight, semantic_weight,
 --               rrf_k, filter, ...) -> chunk rows fused by Reciprocal Rank Fusion
 --
@@ -205,8 +40,15 @@ $$;
 --                          both of the two rarest terms. It bounds the rows the leg scores on large
 --                          corpora (bench/latency) and changes nothing on small ones.
 --
--- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims); PREPARE that text
--- and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
+-- Row-level security: SECURITY INVOKER, so the chunk and document policies decide what a caller
+-- sees (a user: public chunks and their own). For such a caller the full-text leg takes its matches
+-- from hybrid_search_visible_matches() so that the GIN index is still used.
+--
+-- EXPLAIN: the statement is built per dimension by hybrid_search_query(dims, row_security); PREPARE
+-- that text and EXPLAIN ANALYZE EXECUTE it (sql/README.md shows the exact commands).
+-- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
+set search_path = public, extensions;
+
 -- Migration 004 shipped a shorter signature (an old overload would make named calls ambiguous), and a
 -- changed result row cannot be replaced in place: drop, then create.
 drop function if exists public.hybrid_search(
@@ -275,6 +117,7 @@ declare
     term_queries tsquery[];
     term_idfs double precision[];
     match_query tsquery;
+    row_security boolean := row_security_active('public.chunks');
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
@@ -311,7 +154,7 @@ begin
         case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb then ef_search else filtered_ef_search end,
         leg_count)::text, true);
 
-    return query execute public.hybrid_search_query(coalesce(dims, 1))
+    return query execute public.hybrid_search_query(coalesce(dims, 1), row_security)
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length;

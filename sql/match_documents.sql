@@ -1,43 +1,3 @@
--- match_documents_query(dims) -> text
---
--- The statement match_documents executes for a query vector of `dims` dimensions ($1 query
--- embedding, $2 match_count, $3 filter, $4 model or null, $5 min_similarity). Kept separate so a DBA
--- can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
--- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
-set search_path = public, extensions;
-
-create or replace function public.match_documents_query(dims integer)
-returns text
-language sql
-immutable
-parallel safe
-set search_path = public, pg_temp
-as $fn$
-    select format($q$
-        with nearest as materialized (
-            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
-            from public.chunks c
-            where c.embedding_dims = %1$s
-              and c.metadata @> $3
-              and ($4::text is null or c.embedding_model = $4)
-            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
-            limit $2
-        ),
-        ranked as (
-            select n.id, n.distance, row_number() over (order by n.distance, n.id)::integer as rank_ix
-            from nearest n
-        )
-        select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
-               c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
-               1 - r.distance as similarity, r.rank_ix as vector_rank
-        from ranked r
-        join public.chunks c on c.id = r.id
-        join public.documents d on d.id = c.document_id
-        where 1 - r.distance >= $5
-        order by r.rank_ix
-    $q$, dims);
-$fn$;
-
 -- match_documents(query_embedding, match_count, min_similarity, filter, ...) -> chunk rows
 --
 -- Vector-only retrieval: the match_count chunks nearest to query_embedding by cosine, best first,
@@ -63,6 +23,9 @@ $fn$;
 --
 -- EXPLAIN: the dimension is part of the index expression, so the statement is built per dimension
 -- by match_documents_query(dims); PREPARE that text and EXPLAIN ANALYZE EXECUTE it (sql/README.md).
+-- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
+set search_path = public, extensions;
+
 -- A changed result row cannot be replaced in place: drop, then create.
 drop function if exists public.match_documents(vector, integer, double precision, jsonb, text, integer);
 drop function if exists public.match_documents(

@@ -1,8 +1,3 @@
--- lexemes_tsquery(lexemes text[]) -> tsquery
---
--- The OR of already-normalised lexemes ('a' | 'b'), each quoted so any character is safe; NULL for
--- an empty or NULL array. hybrid_search builds its match query and its per-term queries with it.
---
 -- or_tsquery(tokens text) -> tsquery
 --
 -- Turns space-separated, already segmented tokens (jieba output for Chinese, words for English)
@@ -12,29 +7,8 @@
 --
 -- Usage:   select public.or_tsquery('尤金 袋鼠 分布');   --> '尤金' | '袋鼠' | '分布'
 -- EXPLAIN: immutable and tiny; evaluated once per query.
-
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
-
-create or replace function public.lexemes_tsquery(lexemes text[])
-returns tsquery
-language sql
-immutable
-parallel safe
-set search_path = public, pg_temp
-as $$
-    select nullif(
-        array_to_string(
-            array(
-                select '''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''
-                from unnest(lexemes) as lexeme
-                where lexeme <> ''
-            ),
-            ' | '
-        ),
-        ''
-    )::tsquery;
-$$;
 
 create or replace function public.or_tsquery(tokens text)
 returns tsquery

@@ -21,7 +21,9 @@ from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.embedded import start_embedded_server
 
-USER_TABLES = "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats"
+USER_TABLES = (
+    "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats, web_search_cache"
+)
 
 
 def _with_database(url: str, name: str) -> str:
@@ -35,9 +37,16 @@ def server_url() -> str:
     external = os.environ.get("TEST_DATABASE_URL", "").strip()
     if external:
         return external
-    return start_embedded_server(
+    url = start_embedded_server(
         Path(os.environ.get("TEST_EMBEDDED_DB_DIR", PROJECT_ROOT / ".data/test-postgres"))
     )
+    # The embedded test server is disposable: no durability. Each DROP DATABASE of a scratch database
+    # forces a checkpoint, which on a busy disk took seconds apiece with fsync on.
+    with psycopg.connect(url, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"alter system set {setting} = off")
+        conn.execute("select pg_reload_conf()")
+    return url
 
 
 @pytest.fixture(scope="session")
@@ -133,3 +142,40 @@ def client(services):
 
     with TestClient(create_app(services=services)) as test_client:
         yield test_client
+
+
+# --- the fake web (backend/testing/fake_web.py) ------------------------------------------------------
+
+
+@pytest.fixture
+def fake_web():
+    """A fake Tavily/SearXNG + web pages on 127.0.0.1 that records its requests."""
+    from backend.testing.fake_web import FakeWebServer
+
+    with FakeWebServer() as server:
+        yield server
+
+
+@pytest.fixture
+def web_settings(fake_web):
+    """Settings pointing the web search at the fake (fast retries; the SSRF guard open for 127.0.0.1)."""
+    from backend.config import Settings
+
+    def make(**overrides):
+        values = {
+            "web_search_provider": "tavily",
+            "tavily_api_key": fake_web.api_key,
+            "tavily_base_url": fake_web.base_url,
+            "web_allow_private_addresses": True,
+            "web_backoff_base_s": 0.01,
+            "web_deep_read_top_n": 0,
+            "embedding_provider": "local",
+            "llm_provider": "extractive",
+        }
+        return Settings(_env_file=None, **{**values, **overrides})
+
+    return make
+
+
+# A pgbouncer in transaction pooling mode: the `pgbouncer` fixture (tests/pgbouncer.py).
+pytest_plugins = ["tests.pgbouncer"]

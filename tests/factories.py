@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import psycopg
 
+from backend.auth import Identity
+from backend.db.identity import apply_identity
 from backend.ingest.documents import LoadedDocument
 from backend.text import index_tokens
 
@@ -30,17 +33,27 @@ def axis(i: int, dims: int = 384) -> np.ndarray:
 
 
 def insert_document(
-    conn: psycopg.Connection, *, external_id: str | None = None, title: str = "", metadata: dict | None = None
+    conn: psycopg.Connection,
+    *,
+    external_id: str | None = None,
+    title: str = "",
+    metadata: dict | None = None,
+    owner_id: uuid.UUID | None = None,
+    visibility: str | None = None,
 ) -> uuid.UUID:
+    """A document; without `visibility`, the table's rule: private with an owner, public without."""
     external_id = external_id or uuid.uuid4().hex
     row = conn.execute(
-        "insert into documents (external_id, title, content_hash, metadata) "
-        "values (%(external_id)s, %(title)s, %(hash)s, %(metadata)s) returning id",
+        "insert into documents (external_id, title, content_hash, metadata, owner_id, visibility) "
+        "values (%(external_id)s, %(title)s, %(hash)s, %(metadata)s, %(owner_id)s, %(visibility)s) "
+        "returning id",
         {
             "external_id": external_id,
             "title": title,
             "hash": hashlib.sha256(external_id.encode()).hexdigest(),
             "metadata": json.dumps(metadata or {}),
+            "owner_id": owner_id,
+            "visibility": visibility,
         },
     ).fetchone()
     assert row is not None
@@ -75,6 +88,75 @@ def insert_chunk(
     ).fetchone()
     assert row is not None
     return row[0]
+
+
+def insert_conversation(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, title: str = ""
+) -> uuid.UUID:
+    row = conn.execute(
+        "insert into conversations (owner_id, title) values (%s, %s) returning id", (owner_id, title)
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def insert_message(
+    conn: psycopg.Connection, conversation_id: uuid.UUID, content: str, role: str = "user"
+) -> uuid.UUID:
+    row = conn.execute(
+        "insert into messages (conversation_id, role, content) values (%s, %s, %s) returning id",
+        (conversation_id, role, content),
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def copy_random_chunks(
+    conn: psycopg.Connection,
+    count: int,
+    *,
+    document_for: Callable[[int], uuid.UUID],
+    metadata_for: Callable[[int], dict] | None = None,
+    seed: int = 42,
+) -> np.ndarray:
+    """`count` chunks with random unit 384-d vectors and five common words plus a unique 编号<i>.
+
+    Loaded with COPY without the HNSW index, which is then built once: far faster than `count`
+    inserts into it. Returns the vectors (row i is position i); the caller commits.
+    """
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(count, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    words = ["袋鼠", "澳洲", "岛屿", "地区", "天气", "历史", "音乐", "电影", "城市", "河流"]
+    row = conn.execute(
+        "select indexdef from pg_indexes where indexname = 'chunks_embedding_384_hnsw_idx'"
+    ).fetchone()
+    assert row is not None
+    conn.execute("drop index chunks_embedding_384_hnsw_idx")
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "copy chunks (document_id, position, content, content_hash, content_tokens, embedding, "
+            "embedding_model, metadata) from stdin with (format binary)"
+        ) as copy,
+    ):
+        copy.set_types(["uuid", "int4", "text", "text", "text", "vector", "text", "jsonb"])
+        for i in range(count):
+            tokens = " ".join(rng.choice(words, size=5)) + f" 编号{i}"
+            meta = metadata_for(i) if metadata_for else {}
+            copy.write_row([document_for(i), i, tokens, str(i), tokens, vectors[i], "test-model@384", meta])
+    conn.execute("set maintenance_work_mem = '256MB'")
+    conn.execute(row[0])
+    conn.execute("analyze")
+    return vectors
+
+
+@contextmanager
+def acting_as(conn: psycopg.Connection, identity: Identity) -> Iterator[psycopg.Connection]:
+    """One transaction as `identity`, rolled back afterwards."""
+    with conn.transaction(force_rollback=True):
+        apply_identity(conn, identity)
+        yield conn
 
 
 # Documents the API tests ingest: two Chinese animals, an English sports fact, a heading-led guide.

@@ -9,17 +9,22 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# (path, headers, parsed JSON body) -> (status, response bytes, content type)
+# (path, headers, parsed JSON body or None for GET) -> (status, response bytes, content type)
 Responder = Callable[[str, dict[str, str], Any], tuple[int, bytes, str]]
 
 
 @contextmanager
 def serve(respond: Responder) -> Iterator[str]:
-    """Serve POST requests with `respond` on 127.0.0.1 (a free port); yields the base URL."""
+    """Serve GET and POST requests with `respond` on 127.0.0.1 (a free port); yields the base URL."""
 
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self._answer(None)
+
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self._answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+
+        def _answer(self, body: Any) -> None:
             status, data, content_type = respond(self.path, dict(self.headers), body)
             self.send_response(status)
             self.send_header("Content-Type", content_type)

@@ -161,3 +161,15 @@ def test_openapi_documents_the_diagnostics_of_search_and_chat(client):
     chat = schemas["ChatDiagnostics"]["properties"]
     assert {"rewrite", "retrieval", "evidence", "confidence", "context", "citations"} <= set(chat)
     assert schemas["GapDiagnostics"]["properties"]["reason"]["description"]
+
+
+def test_each_search_request_logs_one_retrieval_done_line(client, caplog):
+    import logging
+
+    client.post("/documents", json={"title": "考拉", "content": "考拉以桉树叶为食。"})
+    with caplog.at_level(logging.INFO, logger="backend.services.retrieval"):
+        client.post("/search", json={"query": "考拉吃什么？"})
+    done = [r.getMessage() for r in caplog.records if "retrieval done" in r.getMessage()]
+    assert len(done) == 1
+    assert "mode=hybrid" in done[0]
+    assert "桉树" not in done[0]

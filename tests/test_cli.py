@@ -68,3 +68,11 @@ def test_bad_invocations_give_a_message_and_nonzero_exit(cli_env, tmp_path, caps
     assert "query is empty" in capsys.readouterr().err
     assert main(["db", "status"]) == 0
     assert f"schema: at {migrations.head_revision()}" in capsys.readouterr().out
+
+
+def test_the_same_files_by_absolute_and_relative_path_are_unchanged(cli_env, folder, capsys, monkeypatch):
+    monkeypatch.chdir(folder.parent)
+    assert main(["ingest", str(folder.resolve() / "kangaroo.md"), "--no-progress"]) == 0  # as `demo` does
+    capsys.readouterr()
+    assert main(["ingest", "docs/kangaroo.md", "--no-progress"]) == 0
+    assert "0 created, 0 updated, 1 unchanged" in capsys.readouterr().out

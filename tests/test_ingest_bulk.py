@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.auth import LOCAL_IDENTITY
 from backend.cli import main
 from backend.errors import ProviderError
 from backend.ingest.documents import LoadedDocument
@@ -65,16 +66,20 @@ def term_stats_drift(db) -> int:
 
 
 def top_external_id(services, query: str, mode: Mode = "hybrid") -> str:
-    return services.retrieval.search(SearchRequest(query=query, mode=mode)).results[0].external_id
+    return (
+        services.retrieval.search(SearchRequest(query=query, mode=mode), identity=LOCAL_IDENTITY)
+        .results[0]
+        .external_id
+    )
 
 
 def test_bulk_load_stores_every_chunk_and_leaves_the_same_indexes_and_working_search(make_services, db):
     services = make_services(ingest_embed_batch_size=2)  # several groups in the one transaction
-    services.ingestion.ingest([doc("old", "旧文档", "这是一篇早已入库的文档，讲的是企鹅。")])
+    services.ingestion.ingest([doc("old", "旧文档", "这是一篇早已入库的文档，讲的是企鹅。")], identity=None)
     indexes = chunk_indexes(db)
     assert any("hnsw" in definition for _, definition in indexes.values())
 
-    summary = services.ingestion.ingest(corpus(), bulk=True)
+    summary = services.ingestion.ingest(corpus(), bulk=True, identity=None)
 
     assert summary.counts == {"created": 5, "updated": 0, "unchanged": 0, "failed": 0}
     stored = db.execute("select count(*) from chunks").fetchone()[0]
@@ -88,16 +93,16 @@ def test_bulk_load_stores_every_chunk_and_leaves_the_same_indexes_and_working_se
     assert top_external_id(services, "大熊猫生活在中国四川的竹林中", mode="vector") == "panda"
     assert top_external_id(services, "考拉 桉树叶", mode="fulltext") == "koala"
     # The term-statistics triggers are back: an ordinary ingest afterwards keeps the counts exact.
-    services.ingestion.ingest([doc("seal", "海豹", "海豹在冰冷的海水里捕鱼。")])
+    services.ingestion.ingest([doc("seal", "海豹", "海豹在冰冷的海水里捕鱼。")], identity=None)
     assert term_stats_drift(db) == 0
 
 
 def test_bulk_rerun_is_idempotent_and_rebuilds_nothing_when_nothing_changed(make_services, db):
     services = make_services()
-    services.ingestion.ingest(corpus(), bulk=True)
+    services.ingestion.ingest(corpus(), bulk=True, identity=None)
     before, indexes = snapshot(db), chunk_indexes(db)
 
-    again = services.ingestion.ingest(corpus(), bulk=True)
+    again = services.ingestion.ingest(corpus(), bulk=True, identity=None)
 
     assert again.counts == {"created": 0, "updated": 0, "unchanged": 5, "failed": 0}
     assert again.bulk is None
@@ -107,10 +112,10 @@ def test_bulk_rerun_is_idempotent_and_rebuilds_nothing_when_nothing_changed(make
 
 def test_bulk_update_replaces_only_the_changed_documents(make_services, db):
     services = make_services()
-    services.ingestion.ingest(corpus(), bulk=True)
+    services.ingestion.ingest(corpus(), bulk=True, identity=None)
     edited = [*corpus()[:-1], doc("platypus", "鸭嘴兽", LONG.replace("第39段", "最后一段"))]
 
-    summary = services.ingestion.ingest(edited, bulk=True)
+    summary = services.ingestion.ingest(edited, bulk=True, identity=None)
 
     assert summary.counts == {"created": 0, "updated": 1, "unchanged": 4, "failed": 0}
     contents = "".join(r[0] for r in db.execute("select content from chunks order by document_id, position"))
@@ -122,7 +127,7 @@ def test_bulk_update_replaces_only_the_changed_documents(make_services, db):
 
 
 def test_failure_mid_bulk_load_leaves_the_previous_data_and_indexes(make_services, db):
-    make_services().ingestion.ingest(corpus())
+    make_services().ingestion.ingest(corpus(), identity=None)
     before, indexes = snapshot(db), chunk_indexes(db)
     stats = db.execute("select lexeme, ndoc from term_stats order by lexeme").fetchall()
     failing = make_services(
@@ -136,6 +141,7 @@ def test_failure_mid_bulk_load_leaves_the_previous_data_and_indexes(make_service
             changed,
             bulk=True,
             on_progress=lambda summary, _: written_before_failure.append(summary.count("updated")),
+            identity=None,
         )
 
     assert written_before_failure == [1]  # the first document was written, with the indexes dropped
@@ -144,12 +150,14 @@ def test_failure_mid_bulk_load_leaves_the_previous_data_and_indexes(make_service
     assert db.execute("select lexeme, ndoc from term_stats order by lexeme").fetchall() == stats
     services = make_services()
     assert top_external_id(services, "尤金袋鼠分布在哪些地区？") == "kangaroo"
-    services.ingestion.ingest([doc("seal", "海豹", "海豹在冰冷的海水里捕鱼。")])
+    services.ingestion.ingest([doc("seal", "海豹", "海豹在冰冷的海水里捕鱼。")], identity=None)
     assert term_stats_drift(db) == 0  # the term-statistics triggers were never left paused
 
 
 def test_bulk_load_reports_bad_documents_and_stores_the_rest(make_services, db):
-    summary = make_services().ingestion.ingest([*corpus(), doc("empty", "空", "   ")], bulk=True)
+    summary = make_services().ingestion.ingest(
+        [*corpus(), doc("empty", "空", "   ")], bulk=True, identity=None
+    )
 
     assert summary.counts == {"created": 5, "updated": 0, "unchanged": 0, "failed": 1}
     assert summary.failures[0].external_id == "empty"

@@ -12,7 +12,8 @@ import pytest
 
 from backend import PROJECT_ROOT
 from backend.db import migrations
-from tests.schema_snapshot import function_definitions, snapshot
+from backend.db.ship_sql import apply_sql_folder, function_definitions
+from tests.schema_snapshot import snapshot
 
 USER_TABLES = [
     "chunks",
@@ -22,6 +23,7 @@ USER_TABLES = [
     "embedding_cache",
     "messages",
     "term_stats",
+    "web_search_cache",
 ]
 
 
@@ -31,6 +33,20 @@ def test_every_migration_file_has_exactly_one_alembic_revision():
     assert sql_numbers == revision_numbers
     assert sql_numbers == [f"{i:03d}" for i in range(1, len(sql_numbers) + 1)], "numbers must be contiguous"
     assert "005_message_sources.sql" in [f.name for f in migrations.migration_files()]
+
+
+def test_every_file_in_the_migrations_folder_is_a_numbered_migration():
+    """`supabase db push` runs every file there; Alembic only the numbered ones."""
+    names = sorted(p.name for p in migrations.MIGRATIONS_DIR.iterdir())
+    assert names == [f.name for f in migrations.migration_files()]
+
+
+def test_revision_modules_are_exactly_what_write_revision_generates(tmp_path):
+    """A revision only applies its file: hand edits (a second file, a data fix) would bypass the lock."""
+    for sql_file in migrations.migration_files():
+        generated = migrations.write_revision(sql_file.name, tmp_path)
+        shipped = migrations.VERSIONS_DIR / generated.name
+        assert shipped.read_text(encoding="utf-8") == generated.read_text(encoding="utf-8"), shipped.name
 
 
 def test_upgrade_on_empty_database_then_rerun_is_a_noop(fresh_database):
@@ -73,13 +89,25 @@ def test_functions_in_sql_folder_match_what_migrations_install(database_url):
     """Editing sql/*.sql without shipping a migration (db ship-sql) fails here."""
     with psycopg.connect(database_url) as conn:
         installed = function_definitions(conn)
-        for sql_file in sorted(migrations.SQL_DIR.glob("*.sql")):
-            conn.execute(sql_file.read_text(encoding="utf-8"))
+        applied = apply_sql_folder(conn, migrations.SQL_DIR)
         from_files = function_definitions(conn)
         conn.rollback()
+    assert {f"sql/{a.path.name}": a.changed for a in applied if a.changed} == {}
     assert from_files == installed
     for name in ("hybrid_search", "match_documents", "or_tsquery", "embedding_spaces"):
         assert any(key.startswith(f"{name}(") for key in installed)
+
+
+def test_sql_folder_holds_one_function_per_file_named_after_it(fresh_database):
+    """db ship-sql ships whole files: one function each keeps a migration the size of the change."""
+    with psycopg.connect(fresh_database()) as conn:
+        conn.execute("create schema extensions; create extension vector with schema extensions")
+        conn.execute("set check_function_bodies = off")  # the bodies read tables this database lacks
+        for path in sorted(migrations.SQL_DIR.glob("*.sql")):
+            with conn.transaction(force_rollback=True):
+                conn.execute(path.read_text(encoding="utf-8"))
+                created = [key.split("(")[0] for key in function_definitions(conn)]
+            assert created == [path.stem], path.name
 
 
 def test_row_level_security_hides_rows_from_anon_but_not_from_the_backend(db):

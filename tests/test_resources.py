@@ -112,7 +112,7 @@ def test_fifty_requests_reuse_the_pool_and_providers_built_at_start_up(
     assert services.retrieval.embedder is services.ingestion.embedder is services.embedder
     assert services.chat.llm is services.llm
     assert services.chat.retrieval is services.retrieval
-    assert services.retrieval.pool is services.ingestion.pool is services.chat.pool is services.pool
+    assert services.retrieval.db is services.ingestion.db is services.chat.db is services.db
 
 
 @pytest.mark.slow

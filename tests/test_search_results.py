@@ -9,6 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from backend.auth.identity import LOCAL_IDENTITY
 from backend.services.retrieval import SearchRequest
 from tests.factories import axis, insert_chunk, insert_document
 
@@ -74,27 +75,30 @@ def e5_like(db, make_services):
 
 
 def test_a_precise_question_gets_one_or_two_results(e5_like):
-    result = e5_like.retrieval.search(SearchRequest(PRECISE))
+    result = e5_like.retrieval.search(SearchRequest(PRECISE), identity=LOCAL_IDENTITY)
     assert [c.external_id for c in result.results][:1] == ["kangaroo"]
     assert len(result.results) <= 2  # was 5: the seed's cut never fired on e5-like scores
     assert len(result.candidates) == len(CHUNKS)  # the cut chose, not the prefetch
 
 
 def test_a_vague_question_keeps_several_results(e5_like):
-    result = e5_like.retrieval.search(SearchRequest(VAGUE))
+    result = e5_like.retrieval.search(SearchRequest(VAGUE), identity=LOCAL_IDENTITY)
     assert {"koala", "wombat", "emu", "dingo"} <= {c.external_id for c in result.results}
     assert "market" not in {c.external_id for c in result.results}
 
 
 def test_dynamic_false_keeps_top_k(e5_like):
-    assert len(e5_like.retrieval.search(SearchRequest(PRECISE, dynamic=False)).results) == 5
+    assert (
+        len(e5_like.retrieval.search(SearchRequest(PRECISE, dynamic=False), identity=LOCAL_IDENTITY).results)
+        == 5
+    )
 
 
 def test_the_seed_policy_keeps_the_seed_cut_which_never_fires_here(db, make_services):
     for i, (name, text, cosine) in enumerate(CHUNKS, start=1):
         insert_chunk(db, insert_document(db, external_id=name, title=name), text, at_cosine(cosine, i))
     seed = make_services(rag_rerank_policy="v1", embedder=QueryVectors({PRECISE: axis(0)}))
-    result = seed.retrieval.search(SearchRequest(PRECISE))
+    result = seed.retrieval.search(SearchRequest(PRECISE), identity=LOCAL_IDENTITY)
     assert result.diagnostics.parameters.drop_ratio == 0.6
     assert len(result.results) == 5
 

@@ -10,7 +10,7 @@ from psycopg.types.json import Jsonb
 from backend.db import migrations
 from backend.db.connection import connect
 from backend.text import query_terms
-from tests.factories import axis, insert_chunk, insert_document, unit
+from tests.factories import axis, copy_random_chunks, insert_chunk, insert_document, unit
 
 
 def hybrid(conn, text, embedding, k=10, **kw):
@@ -169,34 +169,14 @@ def big_corpus(fresh_database):
     """10,000 chunks with random 384-d vectors; 1% tagged rare; loaded with COPY."""
     url = fresh_database()
     migrations.upgrade(url)
-    rng = np.random.default_rng(42)
-    vectors = rng.normal(size=(10_000, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    words = ["袋鼠", "澳洲", "岛屿", "地区", "天气", "历史", "音乐", "电影", "城市", "河流"]
     with connect(url) as conn:
-        # Bulk load without the HNSW index, then build it once: far faster than 10,000 inserts into it.
-        row = conn.execute(
-            "select indexdef from pg_indexes where indexname = 'chunks_embedding_384_hnsw_idx'"
-        ).fetchone()
-        assert row is not None
-        (index_ddl,) = row
-        conn.execute("drop index chunks_embedding_384_hnsw_idx")
         doc = insert_document(conn)
-        with (
-            conn.cursor() as cur,
-            cur.copy(
-                "copy chunks (document_id, position, content, content_hash, content_tokens, embedding, "
-                "embedding_model, metadata) from stdin with (format binary)"
-            ) as copy,
-        ):
-            copy.set_types(["uuid", "int4", "text", "text", "text", "vector", "text", "jsonb"])
-            for i in range(10_000):
-                tokens = " ".join(rng.choice(words, size=5)) + f" 编号{i}"
-                meta = {"bucket": "rare"} if i % 100 == 0 else {"bucket": "common"}
-                copy.write_row([doc, i, tokens, str(i), tokens, vectors[i], "test-model@384", meta])
-        conn.execute("set maintenance_work_mem = '256MB'")
-        conn.execute(index_ddl)
-        conn.execute("analyze chunks")
+        vectors = copy_random_chunks(
+            conn,
+            10_000,
+            document_for=lambda i: doc,
+            metadata_for=lambda i: {"bucket": "rare"} if i % 100 == 0 else {"bucket": "common"},
+        )
         conn.commit()
     return url, vectors
 

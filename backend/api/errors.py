@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import psycopg
@@ -10,9 +11,22 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from backend.errors import DomainError
+from backend.errors import AuthUnavailable, DomainError, Unauthorized
 
 logger = logging.getLogger(__name__)
+
+REALM = "pgrag"
+# RFC 6750 section 3: error_description is limited to printable ASCII without '"' and '\\'.
+_NOT_IN_DESCRIPTION = re.compile(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]")
+AUTH_RETRY_AFTER_S = 5
+
+
+def www_authenticate(exc: Unauthorized) -> str:
+    """The RFC 6750 challenge for a 401: the realm, plus the error when a token was sent."""
+    if exc.oauth_error is None:
+        return f'Bearer realm="{REALM}"'
+    description = _NOT_IN_DESCRIPTION.sub("?", str(exc))
+    return f'Bearer realm="{REALM}", error="{exc.oauth_error}", error_description="{description}"'
 
 
 def error_payload(exc: Exception) -> tuple[int, dict[str, Any]]:
@@ -47,11 +61,21 @@ def log_failure(exc: Exception, where: str) -> None:
         logger.exception("%s: unexpected error", where, exc_info=exc)
 
 
+def _headers(exc: Exception) -> dict[str, str] | None:
+    """Headers some errors owe the client: a 401's challenge, a retry hint when Auth is unreachable."""
+    if isinstance(exc, Unauthorized):
+        return {"WWW-Authenticate": www_authenticate(exc)}
+    if isinstance(exc, AuthUnavailable):
+        logger.error("authentication unavailable: %s", exc)
+        return {"Retry-After": str(AUTH_RETRY_AFTER_S)}
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         log_failure(exc, f"{request.method} {request.url.path}")
         status, body = error_payload(exc)
-        return JSONResponse(body, status_code=status)
+        return JSONResponse(body, status_code=status, headers=_headers(exc))
 
     app.add_exception_handler(DomainError, handle)
     app.add_exception_handler(psycopg.Error, handle)

@@ -68,6 +68,10 @@ class DocumentOut(BaseModel):
     source: str
     content_hash: str
     metadata: dict[str, Any]
+    visibility: Literal["private", "public"] = Field(
+        description="private: only its owner sees it; public: every signed-in user (the shared corpus)"
+    )
+    owner_id: uuid.UUID | None = Field(description="the user who owns it; null for the shared corpus")
     chunk_count: int
     created_at: datetime
     updated_at: datetime
@@ -130,6 +134,7 @@ class ChatIn(BaseModel):
         json_schema_extra={
             "examples": [
                 {"message": "pgrag 的检索分哪三个阶段？"},
+                {"message": "hybrid_search 有哪些参数？", "filters": {"tags": ["sql"]}, "step_top_k": 8},
                 {"message": "那它的作者是谁？", "conversation_id": "0b7c6f1e-8d1a-4c5e-9a57-2f1d1c7e9b10"},
             ]
         },
@@ -138,6 +143,14 @@ class ChatIn(BaseModel):
     message: str = Field(min_length=1, max_length=10_000)
     conversation_id: uuid.UUID | None = None
     stream: bool = Field(default=False, description="true: Server-Sent Events (delta events, then done).")
+    mode: Literal["hybrid", "vector", "fulltext"] | None = Field(default=None, description="default: hybrid")
+    filters: dict[str, Any] | None = Field(
+        default=None,
+        description='metadata filter for every search of this turn, as on /search: {"tags": ["x"]}',
+    )
+    top_k: int | None = Field(default=None, ge=1, description="retrieval budget (LOCAL_TOP_K)")
+    step_top_k: int | None = Field(default=None, ge=1, description="most evidence chunks kept (STEP_TOP_K)")
+    write_top_k: int | None = Field(default=None, ge=1, description="evidence the model sees (WRITE_TOP_K)")
 
 
 class SourceOut(BaseModel):

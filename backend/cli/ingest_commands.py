@@ -35,15 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def with_path_ids(items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[LoadedDocument | LoadFailure]:
-    """Files get a stable external_id: their path relative to the working directory (absolute when
-    outside it), so `ingest docs/` and `ingest docs/a.md` name the same document and re-ingesting
-    an edited file updates it."""
+    """Files get a stable external_id and source: their path relative to the working directory
+    (absolute when outside it), so `ingest docs/`, `ingest docs/a.md` and `ingest /abs/path/docs`
+    (what `demo` does) name the same document the same way, and only an edited file is updated."""
     cwd = Path.cwd().resolve()
     for item in items:
         if isinstance(item, LoadedDocument) and item.external_id is None and item.source:
             path = Path(item.source).resolve()
             ident = path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.as_posix()
-            item = replace(item, external_id=ident)
+            item = replace(item, external_id=ident, source=ident)
         yield item
 
 
@@ -100,7 +100,8 @@ def ingest_with_progress(
             file=sys.stderr,
         )
     try:
-        return ingestion.ingest(items, bulk=bulk, on_progress=progress)
+        # The CLI is the admin path: it writes the shared corpus as the backend's own role (public).
+        return ingestion.ingest(items, identity=None, bulk=bulk, on_progress=progress)
     finally:
         bar.close()
 

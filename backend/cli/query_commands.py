@@ -1,10 +1,11 @@
-"""`search "..."` and `ask "..."`."""
+"""`search "..."` and `ask "..."`, as the local user of AUTH_MODE=none: the shared corpus and its own."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from backend.auth import LOCAL_IDENTITY
 from backend.config import get_settings
 from backend.services.chat import ChatRequest
 from backend.services.retrieval import SearchRequest
@@ -30,7 +31,8 @@ def search(args: argparse.Namespace) -> int:
     services = build_services(get_settings())
     try:
         result = services.retrieval.search(
-            SearchRequest(query=args.query, top_k=args.top_k, mode=args.mode, dynamic=not args.no_dynamic)
+            SearchRequest(query=args.query, top_k=args.top_k, mode=args.mode, dynamic=not args.no_dynamic),
+            identity=LOCAL_IDENTITY,
         )
     finally:
         services.close()
@@ -69,7 +71,7 @@ def ask(args: argparse.Namespace) -> int:
 
     services = build_services(get_settings())
     try:
-        reply = services.chat.chat(ChatRequest(message=args.question))
+        reply = services.chat.chat(ChatRequest(message=args.question), identity=LOCAL_IDENTITY)
     finally:
         services.close()
     if args.json:

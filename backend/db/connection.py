@@ -53,17 +53,27 @@ def connect(url: str, **kwargs: object) -> psycopg.Connection:
     return conn
 
 
-def create_pool(url: str, settings: Settings) -> ConnectionPool:
-    """A bounded pool; each connection is configured once when it is created."""
-    options = f"-c statement_timeout={settings.db_statement_timeout_ms}"
+def create_pool(url: str, settings: Settings, *, name: str = "pgrag") -> ConnectionPool:
+    """A bounded pool; each connection is configured once when it is created.
+
+    Behind a transaction-mode pooler (DATABASE_POOLER, or Supabase's port 6543) consecutive
+    transactions may run on different server connections: no server-side prepared statements, and
+    no startup options (the pooler refuses them). Request transactions set their own search path and
+    statement timeout (backend.db.identity), so nothing depends on the session.
+    """
+    kwargs: dict[str, object] = {}
+    if settings.pooler_mode(url) == "transaction":
+        kwargs["prepare_threshold"] = None
+    else:
+        kwargs["options"] = f"-c statement_timeout={settings.db_statement_timeout_ms}"
     pool = ConnectionPool(
         url,
         min_size=settings.db_pool_min_size,
         max_size=settings.db_pool_max_size,
-        kwargs={"options": options},
+        kwargs=kwargs,
         configure=configure_connection,
         open=False,
-        name="pgrag",
+        name=name,
     )
     pool.open(wait=True, timeout=30)
     return pool

@@ -50,3 +50,27 @@ def _check_positive(name: str, value: int | None, *, optional: bool = False) -> 
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value}")
+
+
+def budget_problem(
+    local_top_k: int, step_top_k: int | None, write_top_k: int | None, *, max_top_k: int, max_match_count: int
+) -> str | None:
+    """Why this budget cannot run within the search limits (SEARCH_MAX_TOP_K, hybrid_search's
+    match_count cap), or None. Settings check it at start-up and /chat per request, so a budget is
+    refused with its name instead of every search failing later."""
+    for name, value in (("top_k", local_top_k), ("step_top_k", step_top_k), ("write_top_k", write_top_k)):
+        if value is not None and value > max_top_k:
+            return f"{name} ({value}) exceeds the limit of {max_top_k} (SEARCH_MAX_TOP_K)"
+    budget = EvidenceBudget.compute(local_top_k, step_top_k, write_top_k)
+    if budget.local_recall_k > max_top_k:
+        return (
+            f"step_top_k ({budget.step_k}) makes each chat search keep {budget.local_recall_k} chunks "
+            f"(2 x step_top_k), above the limit of {max_top_k} (SEARCH_MAX_TOP_K): "
+            f"use at most {max_top_k // 2}"
+        )
+    if budget.actual_recall > max_match_count:
+        return (
+            f"step_top_k ({budget.step_k}) asks {budget.actual_recall} candidates of the database "
+            f"(4 x step_top_k); hybrid_search returns at most {max_match_count}"
+        )
+    return None

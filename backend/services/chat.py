@@ -6,12 +6,12 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from psycopg_pool import ConnectionPool
-
+from backend.auth.identity import Identity
 from backend.config import Settings
+from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo
 from backend.errors import InvalidInput, NotFound
 from backend.llm import LLM, Turn, load_prompt
@@ -23,7 +23,7 @@ from backend.services.diagnostics import (
     ContextDiagnostics,
     RewriteDiagnostics,
 )
-from backend.services.evidence import Evidence, gather_evidence
+from backend.services.evidence import Evidence, EvidenceOptions, gather_evidence
 from backend.services.retrieval import RetrievalService, ScoredChunk
 from backend.services.rewrite import RewriteMethod, rewrite_followup
 from backend.text import detect_lang
@@ -36,7 +36,7 @@ _SNIPPET_CHARS = 300
 class ChatRequest:
     message: str
     conversation_id: uuid.UUID | None = None
-    owner_id: uuid.UUID | None = None
+    options: EvidenceOptions = field(default_factory=EvidenceOptions)
 
 
 @dataclass
@@ -60,6 +60,7 @@ class _Prepared:
     extra: list[ScoredChunk]  # further evidence, numbered after the context, kept for citation resolution
     clarify: str | None  # a clarification question instead of an answer (need_hitl)
     started: float
+    identity: Identity
 
 
 def validate_citations(answer: str, n_sources: int) -> tuple[str, set[int], int]:
@@ -82,25 +83,24 @@ def validate_citations(answer: str, n_sources: int) -> tuple[str, set[int], int]
 class ChatService:
     """One chat turn: the retrieval pipeline plus generation and persistence."""
 
-    def __init__(
-        self, pool: ConnectionPool, retrieval: RetrievalService, llm: LLM, settings: Settings
-    ) -> None:
-        self.pool = pool
+    def __init__(self, db: Database, retrieval: RetrievalService, llm: LLM, settings: Settings) -> None:
+        self.db = db
         self.retrieval = retrieval
         self.llm = llm
         self.settings = settings
 
-    def chat(self, request: ChatRequest) -> ChatReply:
-        prepared = self._prepare(request)
+    def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
+        """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
+        prepared = self._prepare(request, identity)
         fixed = self._fixed_reply(request, prepared)
         if fixed is not None:
             return self._finish(request, prepared, fixed)
         answer = "".join(self.llm.answer(request.message, prepared.context.sources, prepared.history))
         return self._finish(request, prepared, answer)
 
-    def chat_stream(self, request: ChatRequest) -> Iterator[dict[str, Any]]:
+    def chat_stream(self, request: ChatRequest, *, identity: Identity) -> Iterator[dict[str, Any]]:
         """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
-        prepared = self._prepare(request)
+        prepared = self._prepare(request, identity)
         fixed = self._fixed_reply(request, prepared)
         if fixed is not None:
             text = fixed
@@ -116,7 +116,7 @@ class ChatService:
 
     # --- steps -----------------------------------------------------------------------------------
 
-    def _prepare(self, request: ChatRequest) -> _Prepared:
+    def _prepare(self, request: ChatRequest, identity: Identity) -> _Prepared:
         started = time.perf_counter()
         message = request.message.strip()
         if not message:
@@ -127,10 +127,10 @@ class ChatService:
             )
         history: list[Turn] = []
         conversation_id = request.conversation_id
-        with self.pool.connection() as conn:
+        with self.db.as_user(identity, read_only=True) as conn:
             if conversation_id is not None:
                 if not conversations_repo.conversation_exists(
-                    conn, conversation_id=conversation_id, owner_id=request.owner_id
+                    conn, conversation_id=conversation_id, owner_id=identity.user_id
                 ):
                     raise NotFound(f"conversation {conversation_id} does not exist")
                 history = [
@@ -140,7 +140,9 @@ class ChatService:
                     )
                 ]
         rewrite = rewrite_followup(message, history, self.llm)
-        evidence = gather_evidence(rewrite.query, self.retrieval, self.llm, self.settings)
+        evidence = gather_evidence(
+            rewrite.query, self.retrieval, self.llm, self.settings, request.options, identity=identity
+        )
         clarify = self._clarification(message, evidence)
         context = build_context(evidence.chunks[: evidence.budget.write_k], self.settings.context_max_tokens)
         in_context = {c.chunk_id for c in context.chunks}
@@ -160,6 +162,7 @@ class ChatService:
             extra,
             clarify,
             started,
+            identity,
         )
 
     def _fixed_reply(self, request: ChatRequest, p: _Prepared) -> str | None:
@@ -220,11 +223,12 @@ class ChatService:
             "citations": diagnostics.citations.model_dump(),
             "clarify": p.clarify is not None,
             "gap_queries": p.evidence.diagnostics.gap.queries,
+            "options": p.evidence.diagnostics.options.model_dump(mode="json"),
             "confidence": confidence,
         }
-        with self.pool.connection() as conn, conn.transaction():
+        with self.db.as_user(p.identity) as conn:
             conversation_id = p.conversation_id or conversations_repo.create_conversation(
-                conn, owner_id=request.owner_id, title=request.message.strip()[:80]
+                conn, owner_id=p.identity.user_id, title=request.message.strip()[:80]
             )
             conversations_repo.add_message(
                 conn, conversation_id=conversation_id, role="user", content=request.message.strip()

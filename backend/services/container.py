@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
+from backend.auth import Authenticator, build_authenticator
 from backend.confidence.policy import PolicyError
 from backend.config import Settings
 from backend.db import migrations
 from backend.db.connection import create_pool, resolve_database_url
+from backend.db.database import Database
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
@@ -23,15 +25,21 @@ from backend.services.retrieval import RetrievalService
 class Services:
     settings: Settings
     database_url: str
-    pool: ConnectionPool
+    db: Database
     embedder: Embedder
     llm: LLM
+    authenticator: Authenticator
     ingestion: IngestionService
     retrieval: RetrievalService
     chat: ChatService
 
+    @property
+    def pool(self) -> ConnectionPool:
+        """The primary pool (the backend's own role: health checks, maintenance)."""
+        return self.db.pool
+
     def close(self) -> None:
-        self.pool.close()
+        self.db.close()
 
 
 def build_services(
@@ -40,6 +48,7 @@ def build_services(
     database_url: str | None = None,
     embedder: Embedder | None = None,
     llm: LLM | None = None,
+    authenticator: Authenticator | None = None,
     migrate: bool | None = None,
 ) -> Services:
     """Resolve the database (embedded if unset), migrate (AUTO_MIGRATE unless `migrate` says), open the
@@ -49,26 +58,32 @@ def build_services(
         migrations.upgrade(url)
     else:
         _require_current_schema(url)
-    pool = create_pool(url, settings)
+    read_url = settings.database_read_url.strip()
+    db = Database(
+        create_pool(url, settings),
+        settings,
+        read_pool=create_pool(read_url, settings, name="pgrag-read") if read_url else None,
+    )
     embedder = embedder or create_embedder(settings)
     llm = llm or create_llm(settings)
     try:
-        retrieval = RetrievalService(pool, embedder, settings)
+        retrieval = RetrievalService(db, embedder, settings)
     except RerankPolicyError as exc:
-        pool.close()
+        db.close()
         raise ConfigurationError(f"RAG_RERANK_POLICY: {exc}") from exc
     except PolicyError as exc:
-        pool.close()
+        db.close()
         raise ConfigurationError(f"SCORE_POLICY_VERSION: {exc}") from exc
     return Services(
         settings=settings,
         database_url=url,
-        pool=pool,
+        db=db,
         embedder=embedder,
         llm=llm,
-        ingestion=IngestionService(pool, embedder, settings),
+        authenticator=authenticator or build_authenticator(settings),
+        ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
-        chat=ChatService(pool, retrieval, llm, settings),
+        chat=ChatService(db, retrieval, llm, settings),
     )
 
 

@@ -5,25 +5,25 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from psycopg_pool import ConnectionPool
-
+from backend.auth.identity import Identity
+from backend.db.database import Database
 from backend.db.repositories import conversations as repo
 from backend.errors import NotFound
 
 
-def list_conversations(
-    pool: ConnectionPool, *, owner_id: uuid.UUID | None, limit: int, offset: int
-) -> list[dict[str, Any]]:
-    with pool.connection() as conn:
-        return repo.list_conversations(conn, owner_id=owner_id, limit=limit, offset=offset)
+def list_conversations(db: Database, *, identity: Identity, limit: int, offset: int) -> list[dict[str, Any]]:
+    """The caller's conversations, most recent first (RLS: their own only)."""
+    with db.as_user(identity, read_only=True) as conn:
+        return repo.list_conversations(conn, owner_id=identity.user_id, limit=limit, offset=offset)
 
 
-def read_messages(
-    pool: ConnectionPool, *, conversation_id: uuid.UUID, owner_id: uuid.UUID | None
-) -> list[dict[str, Any]]:
-    """Messages oldest first; each stored source gains `stale` (its text is no longer in the document)."""
-    with pool.connection() as conn:
-        if not repo.conversation_exists(conn, conversation_id=conversation_id, owner_id=owner_id):
+def read_messages(db: Database, *, conversation_id: uuid.UUID, identity: Identity) -> list[dict[str, Any]]:
+    """Messages oldest first; each stored source gains `stale` (its text is no longer in the document).
+
+    Another user's conversation is a 404, like one that does not exist: the caller learns nothing.
+    """
+    with db.as_user(identity, read_only=True) as conn:
+        if not repo.conversation_exists(conn, conversation_id=conversation_id, owner_id=identity.user_id):
             raise NotFound(f"conversation {conversation_id} does not exist")
         messages = repo.list_messages(conn, conversation_id=conversation_id)
         keys = [(s["document_id"], s["content_hash"]) for m in messages for s in m["sources"]]

@@ -147,7 +147,18 @@ class RelevanceDiagnostics(_Diag):
     dropped: int
 
 
+class EvidenceOptionsOut(_Diag):
+    """The retrieval options this chat turn ran with (request values, else settings)."""
+
+    mode: Literal["hybrid", "vector", "fulltext"]
+    filters: dict[str, Any] = Field(description="metadata filter applied to every search of the turn")
+    top_k: int = Field(description="the turn's retrieval budget (local_top_k)")
+    step_top_k: int = Field(description="most evidence chunks the turn keeps")
+    write_top_k: int = Field(description="evidence chunks the model sees")
+
+
 class EvidenceDiagnostics(_Diag):
+    options: EvidenceOptionsOut
     budget: BudgetOut
     gap: GapDiagnostics
     truncation: TruncationDiagnostics

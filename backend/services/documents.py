@@ -1,31 +1,48 @@
-"""Reading and deleting documents (ingestion lives in ingestion.py)."""
+"""Reading and deleting documents as the caller (ingestion lives in ingestion.py).
+
+Row-level security decides what a caller sees: public documents and their own. A document of
+another user is a 404, exactly like one that does not exist.
+"""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
-from psycopg_pool import ConnectionPool
-
+from backend.auth.identity import Identity
+from backend.db.database import Database
 from backend.db.repositories import documents as repo
+from backend.errors import Forbidden, NotFound
 
 
 def list_documents(
-    pool: ConnectionPool, *, limit: int, offset: int, owner_id: uuid.UUID | None = None
+    db: Database, *, identity: Identity, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
-    with pool.connection() as conn:
-        return repo.list_documents(conn, owner_id=owner_id, limit=limit, offset=offset)
+    with db.as_user(identity, read_only=True) as conn:
+        return repo.list_documents(
+            conn, viewer=identity.user_id, all_rows=identity.is_service, limit=limit, offset=offset
+        )
 
 
-def get_document(
-    pool: ConnectionPool, *, document_id: uuid.UUID, owner_id: uuid.UUID | None = None
-) -> dict[str, Any] | None:
-    with pool.connection() as conn:
-        return repo.get_document(conn, document_id=document_id, owner_id=owner_id)
+def get_document(db: Database, *, identity: Identity, document_id: uuid.UUID) -> dict[str, Any] | None:
+    with db.as_user(identity, read_only=True) as conn:
+        return repo.get_document(
+            conn, document_id=document_id, viewer=identity.user_id, all_rows=identity.is_service
+        )
 
 
-def delete_document(
-    pool: ConnectionPool, *, document_id: uuid.UUID, owner_id: uuid.UUID | None = None
-) -> bool:
-    with pool.connection() as conn:
-        return repo.delete_document(conn, document_id=document_id, owner_id=owner_id)
+def delete_document(db: Database, *, identity: Identity, document_id: uuid.UUID) -> None:
+    """Delete one of the caller's documents (RLS: a user deletes only their own; public documents
+    only the service path). NotFound for what the caller cannot see, Forbidden for a public document
+    it can read but not delete."""
+    with db.as_user(identity) as conn:
+        if repo.delete_document(
+            conn, document_id=document_id, owner=identity.user_id, all_rows=identity.is_service
+        ):
+            return
+        readable = repo.get_document(
+            conn, document_id=document_id, viewer=identity.user_id, all_rows=identity.is_service
+        )
+    if readable is None:
+        raise NotFound(f"document {document_id} does not exist")
+    raise Forbidden(f"document {document_id} is public: only the service path (SERVICE_API_KEY) deletes it")

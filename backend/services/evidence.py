@@ -1,21 +1,31 @@
 """Evidence for one chat answer: budgets, the main search, a gap supplement when evidence is scarce,
-gap-protected fusion, and exactly one truncation to the result limit (seed: evidence-retention.md)."""
+one global rerank against the question, and exactly one truncation (seed: evidence-retention.md).
+
+Design constraint 1 of the seed: truncation happens once. The relevance gate is part of the ranking
+(a candidate below it is not evidence at all), so it runs before the one truncation - the dynamic
+cut, or gap-protected fusion - and nothing is removed after it: a quota-protected gap chunk survives.
+"""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
 
-from backend.config import Settings
-from backend.errors import DomainError
+from backend.auth.identity import Identity
+from backend.config import MAX_MATCH_COUNT, Settings
+from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
-from backend.retrieval.budget import EvidenceBudget
+from backend.retrieval.budget import EvidenceBudget, budget_problem
+from backend.retrieval.params import Mode
 from backend.services.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
+    EvidenceOptionsOut,
     GapDiagnostics,
     PoolFusionOut,
     RelevanceDiagnostics,
@@ -28,23 +38,44 @@ from backend.services.retrieval import RetrievalService, ScoredChunk, SearchRequ
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class EvidenceOptions:
+    """Per-request retrieval options of a chat turn (seed 000 passes budgets per request).
+
+    None means the setting: top_k -> LOCAL_TOP_K (else RAG_TOP_K_MAX), step_top_k -> STEP_TOP_K,
+    write_top_k -> WRITE_TOP_K, mode -> hybrid, filters -> none.
+    """
+
+    mode: Mode | None = None
+    filters: dict[str, Any] | None = None
+    top_k: int | None = None
+    step_top_k: int | None = None
+    write_top_k: int | None = None
+
+    def budget(self, settings: Settings) -> EvidenceBudget:
+        """The budget these options give, or a 422 naming the option that breaks a limit."""
+        local = self.top_k or settings.local_top_k or settings.rag_top_k_max
+        step = self.step_top_k or settings.step_top_k
+        write = self.write_top_k or settings.write_top_k
+        problem = budget_problem(
+            local, step, write, max_top_k=settings.search_max_top_k, max_match_count=MAX_MATCH_COUNT
+        )
+        if problem:
+            raise InvalidInput(problem)
+        return EvidenceBudget.compute(local, step, write)
+
+
 @dataclass
 class Evidence:
-    chunks: list[ScoredChunk]  # ranked, relevant, truncated once to at most step_k
+    chunks: list[ScoredChunk]  # ranked against the question, relevant, truncated once to at most step_k
     search: SearchResult  # the main search (its confidence decides gap supplement and clarify)
     budget: EvidenceBudget
     diagnostics: EvidenceDiagnostics
+    options: EvidenceOptions = field(default_factory=EvidenceOptions)
 
     @property
     def confidence(self) -> dict[str, Any]:
         return self.search.confidence
-
-
-def budget_from(settings: Settings) -> EvidenceBudget:
-    """local_top_k defaults to RAG_TOP_K_MAX; step and write budgets default down the chain."""
-    return EvidenceBudget.compute(
-        settings.local_top_k or settings.rag_top_k_max, settings.step_top_k, settings.write_top_k
-    )
 
 
 def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
@@ -54,16 +85,30 @@ def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
     )
 
 
-def scarce(relevant: list[ScoredChunk], confidence: dict[str, Any], terms: list[str]) -> str | None:
-    """Why the evidence counts as scarce (the gap supplement's trigger), or None: low confidence,
-    fewer than two relevant chunks, or question terms that no relevant chunk contains."""
+def scarce(
+    evidence: list[ScoredChunk],
+    confidence: dict[str, Any],
+    terms: list[str],
+    term_stats: dict[str, tuple[int, float]],
+    missing_share: float,
+) -> str | None:
+    """Why the evidence that would be written counts as scarce (the gap supplement's trigger), or None.
+
+    Scarce: confidence is low; fewer than two relevant chunks; or the question's distinctive terms
+    that the corpus has are missing from the evidence. Missing terms are weighed by idf, so a generic
+    word (控制, "use") does not send three extra searches, and a term no chunk contains is ignored:
+    a gap search cannot find what the corpus does not have.
+    """
     if confidence.get("confidence_level") == "low":
         return "confidence low"
-    if len(relevant) < 2:
-        return f"{len(relevant)} relevant chunk(s)"
-    missing = missing_terms(terms, relevant)
-    if missing:
-        return f"terms not in the evidence: {', '.join(missing)}"
+    if len(evidence) < 2:
+        return f"{len(evidence)} relevant chunk(s)"
+    missing = missing_terms(terms, evidence)
+    findable = [t for t in missing if term_stats.get(t, (0, 0.0))[0] > 0]
+    total = sum(term_stats.get(t, (0, 1.0))[1] for t in terms)
+    share = sum(term_stats[t][1] for t in findable) / total if total > 0 else 0.0
+    if findable and share >= missing_share:
+        return f"terms not in the evidence: {', '.join(findable)} ({share:.0%} of the question's idf)"
     return None
 
 
@@ -75,65 +120,93 @@ def missing_terms(terms: list[str], chunks: list[ScoredChunk]) -> list[str]:
     return [t for t in terms if t not in tokens]
 
 
-def by_final_score(items: list[ScoredChunk]) -> list[ScoredChunk]:
-    """The global rerank of the fusion: the heuristic final score (stable on ties)."""
-    return sorted(items, key=lambda c: -c.final_score)
-
-
-def gather_evidence(question: str, retrieval: RetrievalService, llm: LLM, settings: Settings) -> Evidence:
-    """Main search with the seed's recall budgets, gap supplement if scarce, one truncation."""
-    s = settings
-    budget = budget_from(s)
+def gather_evidence(
+    question: str,
+    retrieval: RetrievalService,
+    llm: LLM,
+    settings: Settings,
+    options: EvidenceOptions | None = None,
+    *,
+    identity: Identity,
+) -> Evidence:
+    """Main search with the seed's recall budgets, gap supplement if scarce, one truncation; every
+    search runs as `identity`."""
+    started = time.perf_counter()
+    s, options = settings, options or EvidenceOptions()
+    budget = options.budget(s)
     search = retrieval.search(
         SearchRequest(
-            query=question, top_k=budget.local_recall_k, prefetch_k=budget.actual_recall, dynamic=False
-        )
+            query=question,
+            top_k=budget.local_recall_k,
+            prefetch_k=budget.actual_recall,
+            dynamic=False,
+            mode=options.mode,
+            filters=options.filters,
+        ),
+        identity=identity,
     )
     main = search.results  # local_recall_k chunks after the local rerank, not yet truncated
     relevant_main = [c for c in main if is_relevant(c, s)]
-    terms = search.diagnostics.query_terms
-    reason = (
-        scarce(relevant_main[: budget.write_k], search.confidence, terms)
-        if s.chat_gap_supplement_enabled
-        else None
-    )
+    reason = None
+    if s.chat_gap_supplement_enabled:
+        terms = search.diagnostics.query_terms
+        written = relevant_main[: budget.write_k]  # what the answer would be written from
+        reason = scarce(written, search.confidence, terms, search.term_stats, s.chat_gap_missing_idf_share)
 
     if reason:
-        chunks, gap, truncation = _with_gap_supplement(question, main, budget, retrieval, llm, s, reason)
+        chunks, gap, truncation = _with_gap_supplement(
+            question, search, options, budget, retrieval, llm, s, reason, identity
+        )
+        considered = gap.pool_fusion.total_reranked if gap.pool_fusion else len(chunks)
+        relevance = RelevanceDiagnostics(kept=len(chunks), dropped=considered - len(chunks))
     else:
         top_k_min = min(s.rag_top_k_min, budget.step_k)
-        keep = retrieval.dynamic_cut(main, top_k_min=top_k_min, top_k_max=budget.step_k)
-        chunks = main[:keep]
+        keep = retrieval.dynamic_cut(relevant_main, top_k_min=top_k_min, top_k_max=budget.step_k)
+        chunks = relevant_main[:keep]
         gap = GapDiagnostics(triggered=False, reason=None)
-        truncation = TruncationDiagnostics(by="dynamic_top_k", kept=keep, of=len(main))
-    relevant = [c for c in chunks if is_relevant(c, s)]
+        truncation = TruncationDiagnostics(by="dynamic_top_k", kept=keep, of=len(relevant_main))
+        relevance = RelevanceDiagnostics(kept=len(relevant_main), dropped=len(main) - len(relevant_main))
+    applied = EvidenceOptionsOut(
+        mode=search.mode,
+        filters=search.diagnostics.parameters.filters,
+        top_k=budget.local_top_k,
+        step_top_k=budget.step_k,
+        write_top_k=budget.write_k,
+    )
     diagnostics = EvidenceDiagnostics(
+        options=applied,
         budget=BudgetOut(**asdict(budget)),
         gap=gap,
         truncation=truncation,
-        relevance=RelevanceDiagnostics(kept=len(relevant), dropped=len(chunks) - len(relevant)),
+        relevance=relevance,
     )
-    return Evidence(relevant, search, budget, diagnostics)
+    evidence = Evidence(chunks, search, budget, diagnostics, options)
+    log_retrieval_done(evidence, started)
+    return evidence
 
 
 def _with_gap_supplement(
     question: str,
-    main: list[ScoredChunk],
+    search: SearchResult,
+    options: EvidenceOptions,
     budget: EvidenceBudget,
     retrieval: RetrievalService,
     llm: LLM,
     s: Settings,
     reason: str,
+    identity: Identity,
 ) -> tuple[list[ScoredChunk], GapDiagnostics, TruncationDiagnostics]:
+    main = search.results
     gap_queries = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
     gap_top_k = max(5, budget.step_k // 2)
     gap_pool: list[ScoredChunk] = []
     failed: list[str] = []
     for query in gap_queries.queries:
+        request = SearchRequest(
+            query=query, top_k=gap_top_k, dynamic=False, mode=options.mode, filters=options.filters
+        )
         try:
-            gap_pool.extend(
-                retrieval.search(SearchRequest(query=query, top_k=gap_top_k, dynamic=False)).results
-            )
+            gap_pool.extend(retrieval.search(request, identity=identity).results)
         except (DomainError, psycopg.Error) as exc:
             logger.warning("[chat] gap supplement search failed for %r: %s", query, exc)
             failed.append(query)
@@ -144,7 +217,7 @@ def _with_gap_supplement(
         top_k=budget.step_k,
         gap_ratio=s.chat_gap_ratio,
         rank_pool_multiplier=s.chat_rank_pool_multiplier,
-        rerank=by_final_score,
+        rerank=global_rerank(search, retrieval, s, identity),
         diag=fusion,
     )
     gap = GapDiagnostics(
@@ -158,3 +231,40 @@ def _with_gap_supplement(
     )
     truncation = TruncationDiagnostics(by="pool_fusion", kept=len(chunks), of=len(main) + len(gap_pool))
     return chunks, gap, truncation
+
+
+def global_rerank(
+    search: SearchResult, retrieval: RetrievalService, settings: Settings, identity: Identity
+) -> Callable[[list[ScoredChunk]], list[ScoredChunk]]:
+    """Seed §四 Step 2: main and gap candidates scored together against the question (not against the
+    gap query that found them), best first; candidates below the relevance gate are left out."""
+
+    def rerank(items: list[ScoredChunk]) -> list[ScoredChunk]:
+        rescored = retrieval.rescore(search, items, identity=identity)
+        ranked = sorted(rescored, key=lambda c: -c.final_score)  # stable: main before gap on ties
+        return [c for c in ranked if is_relevant(c, settings)]
+
+    return rerank
+
+
+def log_retrieval_done(evidence: Evidence, started: float) -> None:
+    """Seed 000's retrieval-done line: one INFO line per chat retrieval, no document text."""
+    d, b = evidence.diagnostics, evidence.budget
+    fusion = d.gap.pool_fusion
+    logger.info(
+        "[chat] retrieval done | mode=%s | top_k=%d | step_top_k=%d | write_top_k=%d | chunks=%d | "
+        "sources=%s | gap=%s | fusion(main=%s,gap=%s,out=%s) | truncation=%s | confidence=%s | %.0fms",
+        evidence.search.mode,
+        b.local_top_k,
+        b.step_k,
+        b.write_k,
+        len(evidence.chunks),
+        "local",
+        "yes" if d.gap.triggered else "no",
+        fusion.main_in if fusion else len(evidence.search.results),
+        fusion.gap_in if fusion else 0,
+        len(evidence.chunks),
+        d.truncation.by,
+        evidence.confidence.get("confidence_level"),
+        (time.perf_counter() - started) * 1000,
+    )

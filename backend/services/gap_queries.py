@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from backend.errors import ProviderError
 from backend.llm import LLM, load_prompt
+from backend.llm.parsing import content_lines
 from backend.services.retrieval import ScoredChunk
 from backend.text import query_terms
 
-_LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|query\s*\d*[:：])\s*", re.IGNORECASE)
 _EVIDENCE_CHARS = 200
 
 log = logging.getLogger(__name__)
@@ -66,7 +65,7 @@ def keyword_gap_queries(question: str, evidence: Sequence[ScoredChunk], max_quer
 
 
 def _parse(completion: str, question: str, max_queries: int) -> list[str]:
-    lines = [_LIST_PREFIX.sub("", line).strip().strip("\"'`") for line in completion.splitlines()]
+    lines = content_lines(completion)
     return _dedupe([line for line in lines if 2 <= len(line) <= 300], question, max_queries)
 
 

@@ -24,9 +24,10 @@ from typing import Any, Literal
 
 import numpy as np
 import psycopg
-from psycopg_pool import ConnectionPool
 
+from backend.auth.identity import Identity
 from backend.config import Settings
+from backend.db.database import Database
 from backend.db.repositories import documents as documents_repo
 from backend.embeddings import Embedder
 from backend.errors import DomainError, InvalidInput, ProviderError
@@ -79,8 +80,8 @@ ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chun
 class IngestionService:
     """Turns LoadedDocuments into stored, searchable chunks."""
 
-    def __init__(self, pool: ConnectionPool, embedder: Embedder, settings: Settings) -> None:
-        self.pool = pool
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
         self.embedder = embedder
         self.settings = settings
 
@@ -88,16 +89,21 @@ class IngestionService:
         self,
         items: Iterable[LoadedDocument | LoadFailure],
         *,
-        owner_id: uuid.UUID | None = None,
+        identity: Identity | None,
         atomic: bool = False,
         bulk: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> IngestSummary:
-        """Ingest documents. atomic=True: all or nothing (the API's batch); else commit per group.
+        """Ingest documents as `identity` (RLS decides what it may write; a user's documents are
+        theirs and private, the service's public), or with identity None as the backend's own role
+        (the CLI: public documents). atomic=True: all or nothing (the API's batch); else commit per
+        group.
 
-        bulk=True: one transaction with deferred index maintenance (module docstring); a provider
-        failure then raises and nothing is stored, as with atomic.
+        bulk=True: one transaction with deferred index maintenance (module docstring), as the
+        backend's own role only; a provider failure then raises and nothing is stored, as with atomic.
         """
+        if bulk and identity is not None:
+            raise InvalidInput("bulk loads run as the backend's own role (the CLI), not as a user")
         started = time.perf_counter()
         summary = IngestSummary()
         groups = (
@@ -105,23 +111,23 @@ class IngestionService:
         )
         if bulk:
             try:
-                with self.pool.connection() as conn, conn.transaction():
+                with self.db.owner() as conn, conn.transaction():
                     load = BulkLoad(conn, self.settings)
                     self._ingest_groups(
-                        groups, owner_id, summary, on_progress, raise_provider_errors=True, bulk=load
+                        groups, identity, summary, on_progress, raise_provider_errors=True, bulk=load
                     )
                     summary.bulk = load.finish()
             except ProviderError as exc:
                 raise ProviderError(f"bulk load rolled back, nothing was stored: {exc}") from exc
         else:
-            self._ingest_groups(groups, owner_id, summary, on_progress, raise_provider_errors=atomic)
+            self._ingest_groups(groups, identity, summary, on_progress, raise_provider_errors=atomic)
         summary.seconds = time.perf_counter() - started
         return summary
 
     def _ingest_groups(
         self,
         groups: Iterable[list[PreparedDocument]],
-        owner_id: uuid.UUID | None,
+        identity: Identity | None,
         summary: IngestSummary,
         on_progress: ProgressCallback | None,
         *,
@@ -134,7 +140,7 @@ class IngestionService:
                 summary.outcomes.extend(self._failed(d, aborted) for d in group)
                 continue
             try:
-                self._ingest_group(group, owner_id, summary, bulk)
+                self._ingest_group(group, identity, summary, bulk)
             except ProviderError as exc:
                 if raise_provider_errors:
                     raise
@@ -200,12 +206,13 @@ class IngestionService:
     def _ingest_group(
         self,
         group: list[PreparedDocument],
-        owner_id: uuid.UUID | None,
+        identity: Identity | None,
         summary: IngestSummary,
         bulk: BulkLoad | None,
     ) -> None:
         model = self.embedder.model_id
-        with self._connection(bulk) as conn:
+        owner_id = identity.user_id if identity is not None else None
+        with self._transaction(identity, bulk) as conn:
             existing = documents_repo.find_existing(
                 conn, owner_id=owner_id, external_ids=[d.external_id for d in group]
             )
@@ -227,20 +234,22 @@ class IngestionService:
         if not changed:
             return
         vectors = self._embeddings([c for d in changed for c in d.chunks], summary)
-        if bulk is None:
-            with self.pool.connection() as conn, conn.transaction():
-                self._write(conn, changed, vectors, owner_id, summary)
-        else:
+        if bulk is not None:
             bulk.start()
-            self._write(bulk.conn, changed, vectors, owner_id, summary)
+        with self._transaction(identity, bulk) as conn:
+            self._write(conn, changed, vectors, owner_id, summary)
 
     @contextmanager
-    def _connection(self, bulk: BulkLoad | None) -> Iterator[psycopg.Connection]:
-        """The bulk load's connection (chunks may be locked for everyone else), else a pooled one."""
+    def _transaction(self, identity: Identity | None, bulk: BulkLoad | None) -> Iterator[psycopg.Connection]:
+        """The bulk load's connection (chunks may be locked for everyone else); else one transaction
+        as the writer (RLS applies), or as the backend's own role for identity None."""
         if bulk is not None:
             yield bulk.conn
+        elif identity is None:
+            with self.db.owner() as conn, conn.transaction():
+                yield conn
         else:
-            with self.pool.connection() as conn:
+            with self.db.as_user(identity) as conn:
                 yield conn
 
     def _write(
@@ -278,8 +287,9 @@ class IngestionService:
     def _embeddings(self, chunks: Sequence[PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
         """Vectors for every chunk: from the cache, else from the provider (then cached)."""
         wanted = {c.embed_hash: c.embed_text for c in chunks}
+        # The shared cache holds vectors only and is the backend's own (migration 013): never as a user.
         vectors, embedded = embed_with_cache(
-            self.pool, self.embedder, wanted, batch_size=self.settings.ingest_embed_batch_size
+            self.db.pool, self.embedder, wanted, batch_size=self.settings.ingest_embed_batch_size
         )
         summary.chunks_embedded += len(embedded)
         summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in embedded)

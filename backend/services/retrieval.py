@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from psycopg_pool import ConnectionPool
 
+from backend.auth.identity import Identity
 from backend.confidence.policy import POLICIES_DIR, load_policy
 from backend.confidence.scoring import retrieval_confidence
 from backend.config import Settings
+from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
 from backend.errors import InvalidInput
@@ -30,7 +34,7 @@ from backend.services.diagnostics import (
 from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
 from backend.text import clean_query, query_terms
 
-__all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult"]
+__all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +42,11 @@ logger = logging.getLogger(__name__)
 class RetrievalService:
     """Three-stage retrieval over the SQL functions."""
 
-    def __init__(self, pool: ConnectionPool, embedder: Embedder, settings: Settings) -> None:
-        self.pool = pool
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
         self.embedder = embedder
         self.settings = settings
+        self.seed_policy = load_rerank_policy("v1")  # the shipped seed formula (see seed_score)
         self.rerank_policy = load_rerank_policy(
             settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
         )
@@ -49,7 +54,7 @@ class RetrievalService:
         if fitted_with and fitted_with != embedder.model_id:
             logger.warning(
                 "rerank policy %s was fitted with %s; this service embeds with %s: rankings and the "
-                "dynamic cut may differ (calibrate one: python -m bench.rerank --fit-version vN)",
+                "dynamic cut may differ (fit one: python -m bench.rerank --fit-version vN)",
                 self.rerank_policy.name,
                 fitted_with,
                 embedder.model_id,
@@ -57,7 +62,8 @@ class RetrievalService:
         self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
         self.params = HybridParams.from_settings(settings)
 
-    def search(self, request: SearchRequest) -> SearchResult:
+    def search(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+        """The three stages as `identity`: row-level security decides which chunks it can find."""
         s = self.settings
         query = clean_query(request.query)
         if not query:
@@ -79,13 +85,13 @@ class RetrievalService:
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
         t0 = time.perf_counter()
-        rows, chunk_totals, term_idf = self._prefetch(
-            mode, " ".join(terms), embedding, prefetch_k, filters, params
+        rows, chunk_totals, term_stats = self._prefetch(
+            identity, mode, " ".join(terms), embedding, prefetch_k, filters, params
         )
         timings["prefetch_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        candidates = self._rerank(rows, query, terms, term_idf, mode)
+        candidates = self._rerank(rows, query, terms, _idfs(term_stats), mode)
         timings["rerank_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
@@ -99,13 +105,15 @@ class RetrievalService:
         timings["cut_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        confidence = retrieval_confidence(candidates, chunk_totals, self.policy, top_n=s.confidence_top_n)
+        # Confidence reads final_score as an absolute strength (its anchors are on the seed's scale).
+        on_seed_scale = [dataclasses.replace(c, final_score=c.seed_score) for c in candidates]
+        confidence = retrieval_confidence(on_seed_scale, chunk_totals, self.policy, top_n=s.confidence_top_n)
         timings["confidence_ms"] = _ms(t0)
 
         diagnostics = SearchDiagnostics(
             query=query,
             query_terms=terms,
-            query_term_idfs=term_idf,
+            query_term_idfs=_idfs(term_stats),
             mode=mode,
             embedding_model=self.embedder.model_id if embedding is not None else None,
             parameters=SearchParameters(
@@ -140,7 +148,37 @@ class RetrievalService:
             confidence=confidence,
             total_ms=round(sum(timings.values()), 3),
         )
-        return SearchResult(query, mode, results, candidates, diagnostics, confidence)
+        return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
+
+    def rescore(
+        self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
+    ) -> list[ScoredChunk]:
+        """`chunks` scored against `search`'s question, on the scale of its own candidates, so one rerank
+        can order chunks that other searches found (gap queries; evidence-retention.md §四 Step 2).
+
+        A chunk the question's own search ranked keeps that score. Another gets its cosine to the
+        question and its coverage of the question's terms; it has no rank in the question's legs.
+        """
+        own = {c.chunk_id: c for c in search.candidates}
+        foreign = [c for c in chunks if c.chunk_id not in own]
+        cosines: dict[int, float] = {}
+        if foreign and search.embedding is not None:
+            with self.db.as_user(identity, read_only=True) as conn:
+                cosines = retrieval_repo.similarities(
+                    conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
+                )
+        rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
+        terms = search.diagnostics.query_terms
+        scored = self._rerank(rows, search.query, terms, _idfs(search.term_stats), search.mode)
+        if self.rerank_policy.output == "softmax":
+            # A share among the foreign chunks would not compare with the question's own shares: put
+            # each on the question's scale, exp(logit) over the sum of exp(logit) of its candidates.
+            top = max((c.rerank_score for c in search.candidates), default=0.0)
+            total = sum(math.exp(c.rerank_score - top) for c in search.candidates) or 1.0
+            for chunk in scored:
+                chunk.final_score = math.exp(min(chunk.rerank_score - top, 50.0)) / total
+        rescored = {c.chunk_id: c for c in scored}
+        return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
         if requested == "fulltext":
@@ -155,20 +193,20 @@ class RetrievalService:
 
     def _prefetch(
         self,
+        identity: Identity,
         mode: Mode,
         query_text: str,
         embedding: np.ndarray | None,
         k: int,
         filters: dict[str, Any],
         params: HybridParams,
-    ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, float]]:
+    ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, tuple[int, float]]]:
         """Stage 1 rows, the chunk count of each document they come from (for confidence), and the
-        idf of each query term (for the reranker's idf_coverage)."""
+        query terms' document frequency and idf (what the full-text leg weighed them with)."""
         model = self.embedder.model_id if embedding is not None else None
-        with self.pool.connection() as conn:
-            # One snapshot for both reads: a document deleted or re-ingested in between must not
-            # leave rows whose document has no chunk count.
-            retrieval_repo.begin_read_snapshot(conn)
+        # One snapshot for every read: a document deleted or re-ingested in between must not leave
+        # rows whose document has no chunk count.
+        with self.db.as_user(identity, snapshot=True) as conn:
             if mode == "vector":
                 assert embedding is not None
                 rows = retrieval_repo.match_documents(
@@ -190,10 +228,8 @@ class RetrievalService:
                     params=params,
                 )
             totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
-            # hybrid_search computes these too but returns rows only; asking again costs well under a
-            # millisecond (a few term_stats lookups), in every mode, so a policy scores alike in each.
-            idf = retrieval_repo.term_idfs(conn, query_text=query_text) if query_text and rows else {}
-        return rows, totals, idf
+            term_stats = retrieval_repo.term_statistics(conn, query_text=query_text)
+        return rows, totals, term_stats
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":
@@ -207,7 +243,7 @@ class RetrievalService:
         """The dynamic cut's ratio: RAG_SIMILARITY_DROP_RATIO, else the rerank policy's calibrated one."""
         return self.settings.rag_similarity_drop_ratio or self.rerank_policy.drop_ratio
 
-    def dynamic_cut(self, ranked: list[ScoredChunk], *, top_k_min: int, top_k_max: int) -> int:
+    def dynamic_cut(self, ranked: Sequence[ScoredChunk], *, top_k_min: int, top_k_max: int) -> int:
         """Stage 3: how many of `ranked` to keep (results at least drop_ratio as good as the best)."""
         return dynamic_top_k(
             [c.final_score for c in ranked],
@@ -261,13 +297,53 @@ class RetrievalService:
         policy = self.rerank_policy
         features = candidate_features(chunks, terms, self._similarity_source(mode), query, term_idf)
         finals = policy_scores(features, policy)
-        for chunk, f, final in zip(chunks, features, finals, strict=True):
+        seed = policy_scores(features, self.seed_policy)
+        for chunk, f, final, seed_score in zip(chunks, features, finals, seed, strict=True):
+            chunk.seed_score = seed_score
             chunk.keyword_coverage = f["keyword_coverage"]
             chunk.contributions = {name: w * f[name] for name, w in policy.weights.items()}
             chunk.rerank_score = sum(chunk.contributions.values())
             chunk.final_score = final
         # Stable on ties: the prefetch order (RRF or cosine) breaks them.
         return sorted(chunks, key=lambda c: -c.final_score)
+
+
+def log_search_done(result: SearchResult) -> None:
+    """One INFO line per /search request: what ran and how long, never document text."""
+    d = result.diagnostics
+    logger.info(
+        "[search] retrieval done | mode=%s | top_k=%d | prefetch=%d | chunks=%d | dynamic=%s | "
+        "filters=%s | confidence=%s | %.0fms",
+        result.mode,
+        d.parameters.top_k_max,
+        d.stages.prefetch.count,
+        len(result.results),
+        d.parameters.dynamic,
+        "yes" if d.parameters.filters else "no",
+        result.confidence.get("confidence_level"),
+        d.total_ms,
+    )
+
+
+def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
+    """A chunk as a prefetch row of another query: its text and place, a new cosine, no ranks."""
+    return {
+        "id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "external_id": chunk.external_id,
+        "title": chunk.title,
+        "heading_path": chunk.heading_path,
+        "position": chunk.position,
+        "content": chunk.content,
+        "content_hash": chunk.content_hash,
+        "metadata": chunk.metadata,
+        "content_tokens": chunk.content_tokens,
+        "similarity": similarity,
+    }
+
+
+def _idfs(term_stats: dict[str, tuple[int, float]]) -> dict[str, float]:
+    return {term: idf for term, (_df, idf) in term_stats.items()}
 
 
 def _ms(start: float) -> float:

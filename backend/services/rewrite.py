@@ -12,6 +12,7 @@ import jieba.posseg
 
 from backend.errors import ProviderError
 from backend.llm.base import LLM, Turn
+from backend.llm.parsing import content_lines
 from backend.llm.prompts import format_history, load_prompt
 from backend.text import detect_lang, query_terms
 from backend.text.segment import stopwords
@@ -34,16 +35,6 @@ _ZH_PROPER_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
 MIN_STANDALONE_TERMS = 3  # fewer significant terms than this, and no name: the message leans on context
 # A rewrite adds an entity name or two; anything much longer is the model talking, not a query.
 MAX_GROWTH_CHARS = 100
-
-_FENCE = re.compile(r"^`{3}")
-_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+>]\s+|\d+[.)]\s+)+|\*\*|__|`")
-_LABEL = re.compile(
-    r"^[^:：\n]{0,40}?(?:\b(?:query|question|rewrite|rewritten)\b|查询|改写|问题|检索)[^:：\n]{0,20}[:：]\s*",
-    re.IGNORECASE,
-)
-_CHATTER = re.compile(r"^(?:sure|okay|ok|certainly|of course|好的|当然|没问题)\W*$", re.IGNORECASE)
-_QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」", "『": "』"}
-
 
 RewriteMethod = Literal["unchanged", "llm", "heuristic"]
 
@@ -74,21 +65,12 @@ def rewrite_followup(message: str, history: Sequence[Turn], llm: LLM) -> Rewrite
 
 
 def clean_completion(text: str, message: str) -> str | None:
-    """The query in a model's output (first real line, labels, quotes and markdown removed), or None."""
-    for line in text.strip().splitlines():
-        if _FENCE.match(line.strip()):
-            continue
-        line = _unquote(_LABEL.sub("", _MARKUP.sub("", line).strip()).strip())
-        if not line or _CHATTER.match(line):
-            continue
-        return line if len(line) <= len(message) * 3 + MAX_GROWTH_CHARS else None
-    return None
-
-
-def _unquote(text: str) -> str:
-    while len(text) >= 2 and _QUOTE_PAIRS.get(text[0]) == text[-1]:
-        text = text[1:-1].strip()
-    return text
+    """The query in a model's output (first content line, labels, quotes and markdown removed), or None."""
+    lines = content_lines(text)
+    if not lines:
+        return None
+    line = lines[0]
+    return line if len(line) <= len(message) * 3 + MAX_GROWTH_CHARS else None
 
 
 def _heuristic(message: str, history: Sequence[Turn]) -> Rewrite:

@@ -7,6 +7,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from backend.retrieval.params import Mode
 from backend.services.diagnostics import SearchDiagnostics
 
@@ -43,6 +45,9 @@ class ScoredChunk:
     contributions: dict[str, float] = field(default_factory=dict)
     rerank_score: float = 0.0  # the policy's weighted sum (a logit for softmax policies)
     final_score: float = 0.0  # what ranks and cuts: rerank_score, or its share among the candidates
+    # The seed formula's absolute score (rerank_v1), whatever the policy: the scale the confidence
+    # policies were calibrated on (a softmax share says how dominant a chunk is, not how relevant).
+    seed_score: float = 0.0
 
     @property
     def heading(self) -> str:
@@ -61,6 +66,7 @@ class ScoredChunk:
             "keyword_coverage",
             "rerank_score",
             "final_score",
+            "seed_score",
         )
         why = {k: _round(getattr(self, k)) for k in keys}
         why["contributions"] = {k: _round(v) for k, v in self.contributions.items()}
@@ -75,6 +81,8 @@ class SearchResult:
     candidates: list[ScoredChunk]  # every prefetched chunk, reranked (results are a prefix)
     diagnostics: SearchDiagnostics
     confidence: dict[str, Any]  # overall-score-confidence.md, section 10
+    embedding: np.ndarray | None = None  # the query vector (None in full-text mode)
+    term_stats: dict[str, tuple[int, float]] = field(default_factory=dict)  # term -> (df, idf)
 
 
 def _round(v: Any) -> Any:

@@ -19,7 +19,9 @@ from pathlib import Path
 from backend.config import Settings
 from backend.embeddings import LocalEmbedder
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy, save_rerank_policy
-from bench.common import DATASETS_DIR, RESULTS_DIR, command_line, dataset_names, log, write_json
+from bench.common import DATASETS_DIR, RESULTS_DIR, log
+from bench.common.beir import dataset_names
+from bench.common.report import command_line, write_json
 from bench.rerank.collect import load_or_collect
 from bench.rerank.report import DEFAULT_FEATURES, learned_policy, render, study
 

@@ -19,19 +19,23 @@ import bm25s
 import numpy as np
 import psycopg
 
+from backend.auth.identity import LOCAL_IDENTITY
 from backend.config import Settings
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder, LocalEmbedder
 from backend.embeddings.base import prepare_texts, unit_rows
 from backend.errors import InvalidInput
-from backend.llm.extractive import ExtractiveLLM
+from backend.ingest.loaders import load_path
+from backend.ingest.prepare import sha256
 from backend.retrieval.params import HybridParams
-from backend.services.container import Services, build_services
+from backend.services.container import Services
 from backend.services.retrieval import SearchRequest
 from backend.text import clean_query, query_terms
-from bench.common import CACHE_DIR, Dataset, code_version, load_dataset, log, scratch_database
-from bench.quality import embed_queries, ingest_corpus
-from bench.vectors import BenchCache, QueryCachingEmbedder, sha256
+from bench.common import CACHE_DIR, log
+from bench.common.beir import Dataset, load_dataset
+from bench.common.db import scratch_database, services
+from bench.common.report import code_version
+from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached
 
 STUDY_DIR = CACHE_DIR / "rerank"
 TOP_K = 10  # bench.quality ranks 10 chunks per question
@@ -93,35 +97,28 @@ def load_or_collect(name: str, inner: Embedder, settings: Settings, args: argpar
 
 
 def collect(dataset: Dataset, inner: Embedder, settings: Settings) -> StudySet:
-    cache = BenchCache(inner.model_id, dataset.name)
-    embedder = QueryCachingEmbedder(inner, cache.queries)
+    embedder = CachedEmbedder(inner, BenchCache(inner.model_id, dataset.name))
     log(f"{dataset.name}: collecting {len(dataset.queries)} questions")
-    with scratch_database(dataset.name) as url:
-        services = build_services(
-            settings, database_url=url, embedder=embedder, llm=ExtractiveLLM(), migrate=False
-        )
-        try:
-            ingest_corpus(services, dataset, cache)
-            prefill_queries(inner, cache, dataset)
-            vectors, _ = embed_queries(embedder, dataset)
-            cache.save()
-            with services.pool.connection() as conn:
-                documents = conn.execute("select count(*) from documents").fetchone()
-                chunk_rows = conn.execute(
-                    "select c.id, d.external_id, c.content_tokens from chunks c "
-                    "join documents d on d.id = c.document_id order by c.id"
-                ).fetchall()
-            bm25 = bm25s.BM25()
-            bm25.index([r[2].split() for r in chunk_rows], show_progress=False)
-            questions = []
-            for n, ((qid, text), vector) in enumerate(zip(dataset.queries, vectors, strict=True), 1):
-                question = _question(services, qid, text, dataset.qrels[qid])
-                question.baselines = _baselines(services, text, vector, bm25, [r[1] for r in chunk_rows])
-                questions.append(question)
-                if n % 500 == 0:
-                    log(f"  {dataset.name}: {n}/{len(dataset.queries)} questions")
-        finally:
-            services.close()
+    with scratch_database(dataset.name) as url, services(url, settings, embedder) as app:
+        ingest_cached(app, load_path(dataset.corpus_path), dataset.name)
+        prefill_queries(inner, embedder.cache, dataset)
+        vectors = [embedder.embed_query(clean_query(text)) for _qid, text in dataset.queries]
+        embedder.cache.save()
+        with app.pool.connection() as conn:
+            documents = conn.execute("select count(*) from documents").fetchone()
+            chunk_rows = conn.execute(
+                "select c.id, d.external_id, c.content_tokens from chunks c "
+                "join documents d on d.id = c.document_id order by c.id"
+            ).fetchall()
+        bm25 = bm25s.BM25()
+        bm25.index([r[2].split() for r in chunk_rows], show_progress=False)
+        questions = []
+        for n, ((qid, text), vector) in enumerate(zip(dataset.queries, vectors, strict=True), 1):
+            question = _question(app, qid, text, dataset.qrels[qid])
+            question.baselines = _baselines(app, text, vector, bm25, [r[1] for r in chunk_rows])
+            questions.append(question)
+            if n % 500 == 0:
+                log(f"  {dataset.name}: {n}/{len(dataset.queries)} questions")
     assert documents is not None
     return StudySet(
         dataset.name, code_version(), inner.model_id, int(documents[0]), len(chunk_rows), questions
@@ -144,9 +141,11 @@ def prefill_queries(inner: Embedder, cache: BenchCache, dataset: Dataset, batch:
         log(f"  {dataset.name}: {start + len(part)}/{len(todo)} questions embedded in batches")
 
 
-def _question(services: Services, qid: str, text: str, gold: dict[str, int]) -> StudyQuestion:
+def _question(app: Services, qid: str, text: str, gold: dict[str, int]) -> StudyQuestion:
     try:
-        result = services.retrieval.search(SearchRequest(text, top_k=TOP_K, dynamic=False))
+        result = app.retrieval.search(
+            SearchRequest(text, top_k=TOP_K, dynamic=False), identity=LOCAL_IDENTITY
+        )
     except InvalidInput:
         return StudyQuestion(qid, text, [], gold, [])
     terms = result.diagnostics.query_terms
@@ -168,21 +167,20 @@ def _question(services: Services, qid: str, text: str, gold: dict[str, int]) -> 
         )
         for c in rows
     ]
-    with services.pool.connection() as conn:
-        found = conn.execute("select terms from hybrid_search_terms(%s)", (" ".join(terms),)).fetchone()
-    idf = {t["lexeme"]: float(t["idf"]) for t in (found[0] if found and found[0] else [])}
-    return StudyQuestion(qid, text, terms, gold, candidates, idf)
+    return StudyQuestion(
+        qid, text, terms, gold, candidates, {t: idf for t, (_df, idf) in result.term_stats.items()}
+    )
 
 
 def _baselines(
-    services: Services, text: str, vector: np.ndarray, bm25: bm25s.BM25, chunk_docs: list[str]
+    app: Services, text: str, vector: np.ndarray, bm25: bm25s.BM25, chunk_docs: list[str]
 ) -> dict[str, list[str]]:
     """bench.quality's baselines on the same database and vectors: document ids in rank order."""
-    params = HybridParams.from_settings(services.settings)
+    params = HybridParams.from_settings(app.settings)
     terms = query_terms(text)
-    model = services.embedder.model_id
+    model = app.embedder.model_id
     out: dict[str, list[str]] = {}
-    with services.pool.connection() as conn:
+    with app.pool.connection() as conn:
         out["vector"] = _ids(
             retrieval_repo.match_documents(
                 conn,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.retrieval.rerank_policy import RerankPolicy
-from bench.common import first_occurrences, mean_scores, score_ranking
+from bench.common.beir import first_occurrences, mean_scores, score_ranking
 from bench.rerank.collect import StudyQuestion, StudySet
 from bench.rerank.model import PER_DOC_CAP, Matrix, cut_size, feature_rows, fit, ranked, softmax
 

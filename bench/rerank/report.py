@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from backend.retrieval.rerank_policy import RerankPolicy
-from bench.common import markdown_table
+from bench.common.report import markdown_table
 from bench.rerank.collect import BASELINES, StudyQuestion, StudySet
 from bench.rerank.evaluate import (
     calibrate_drop_ratio,
@@ -105,7 +105,7 @@ def _per_set(
 
 
 def _baseline(q: StudyQuestion, variant: str) -> float:
-    from bench.common import score_ranking
+    from bench.common.beir import score_ranking
 
     return score_ranking(q.baselines[variant], q.gold)["ndcg@10"]
 
@@ -113,7 +113,7 @@ def _baseline(q: StudyQuestion, variant: str) -> float:
 def _misses(qs: Sequence[StudyQuestion], policy: RerankPolicy) -> dict[str, Any]:
     """Where the shipped policy does not put the gold document first, and why (a few examples)."""
     counts = {"not_prefetched": 0, "same_title_first": 0, "other_document_first": 0}
-    examples = []
+    examples: list[dict[str, Any]] = []
     for q in qs:
         order = ranked(q, scores_of(q, policy.weights))
         docs = list(dict.fromkeys(c.document for c in order))
@@ -241,7 +241,7 @@ def _cut_table(sets: dict[str, Any], names: list[str]) -> str:
 def _curve_table(sets: dict[str, Any], names: list[str]) -> str:
     rows = []
     for i, ratio in enumerate(CURVE):
-        cells = [ratio]
+        cells: list[object] = [ratio]
         for n in names:
             c = sets[n]["cut"]["curve"][i]
             cells.append(f"{c['mean_results']:.2f} / {_pct(c['one_result'])} / {_pct(c['gold_kept'])}")

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from backend.api.deps import ServicesDep
+from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.errors import error_payload, log_failure
 from backend.api.schemas import ChatIn, ChatOut
 from backend.services.chat import ChatRequest, reply_to_dict
+from backend.services.evidence import EvidenceOptions
 
 router = APIRouter(prefix="/chat", tags=["chat"])
 
@@ -22,11 +23,18 @@ router = APIRouter(prefix="/chat", tags=["chat"])
     summary="Ask; with stream=true the answer arrives as SSE",
     responses={200: {"content": {"text/event-stream": {}}}},
 )
-def chat(body: ChatIn, services: ServicesDep) -> dict | StreamingResponse:
-    request = ChatRequest(message=body.message, conversation_id=body.conversation_id)
+def chat(body: ChatIn, services: ServicesDep, user: CurrentUser) -> dict | StreamingResponse:
+    options = EvidenceOptions(
+        mode=body.mode,
+        filters=body.filters,
+        top_k=body.top_k,
+        step_top_k=body.step_top_k,
+        write_top_k=body.write_top_k,
+    )
+    request = ChatRequest(message=body.message, conversation_id=body.conversation_id, options=options)
     if not body.stream:
-        return reply_to_dict(services.chat.chat(request))
-    events = services.chat.chat_stream(request)
+        return reply_to_dict(services.chat.chat(request, identity=user))
+    events = services.chat.chat_stream(request, identity=user)
     first = next(events)  # validation and retrieval errors surface here, as a normal 4xx
     return StreamingResponse(
         _sse(first, events),

@@ -6,7 +6,7 @@ import uuid
 
 from fastapi import APIRouter, Query
 
-from backend.api.deps import ServicesDep
+from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.schemas import ConversationOut, MessageOut
 from backend.services.conversations import list_conversations, read_messages
 
@@ -15,9 +15,12 @@ router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 @router.get("", response_model=list[ConversationOut], summary="Conversations, most recent first")
 def get_conversations(
-    services: ServicesDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+    services: ServicesDep,
+    user: CurrentUser,
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0),
 ) -> list[dict]:
-    return list_conversations(services.pool, owner_id=None, limit=limit, offset=offset)
+    return list_conversations(services.db, identity=user, limit=limit, offset=offset)
 
 
 @router.get(
@@ -25,5 +28,5 @@ def get_conversations(
     response_model=list[MessageOut],
     summary="Messages with their stored sources; a source whose text changed is marked stale",
 )
-def get_messages(conversation_id: uuid.UUID, services: ServicesDep) -> list[dict]:
-    return read_messages(services.pool, conversation_id=conversation_id, owner_id=None)
+def get_messages(conversation_id: uuid.UUID, services: ServicesDep, user: CurrentUser) -> list[dict]:
+    return read_messages(services.db, conversation_id=conversation_id, identity=user)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Query, UploadFile, status
 
-from backend.api.deps import ServicesDep
+from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.schemas import (
     DocumentIn,
     DocumentOut,
@@ -53,13 +53,14 @@ def _summary(summary: IngestSummary) -> IngestSummaryOut:
     status_code=status.HTTP_200_OK,
     summary="Ingest one document (idempotent: unchanged content is a no-op)",
 )
-def create_document(body: DocumentIn, services: ServicesDep) -> IngestSummaryOut:
-    return _summary(services.ingestion.ingest([_loaded(body)], atomic=True))
+def create_document(body: DocumentIn, services: ServicesDep, user: CurrentUser) -> IngestSummaryOut:
+    return _summary(services.ingestion.ingest([_loaded(body)], identity=user, atomic=True))
 
 
 @router.post("/batch", response_model=IngestSummaryOut, summary="Ingest many documents, all or nothing")
-def create_documents(body: DocumentsBatchIn, services: ServicesDep) -> IngestSummaryOut:
-    return _summary(services.ingestion.ingest([_loaded(d) for d in body.documents], atomic=True))
+def create_documents(body: DocumentsBatchIn, services: ServicesDep, user: CurrentUser) -> IngestSummaryOut:
+    documents = [_loaded(d) for d in body.documents]
+    return _summary(services.ingestion.ingest(documents, identity=user, atomic=True))
 
 
 @router.post(
@@ -67,7 +68,9 @@ def create_documents(body: DocumentsBatchIn, services: ServicesDep) -> IngestSum
     response_model=IngestSummaryOut,
     summary="Upload files (.md .txt .html .pdf .jsonl); each file succeeds or fails on its own",
 )
-def upload_documents(services: ServicesDep, files: Annotated[list[UploadFile], File()]) -> IngestSummaryOut:
+def upload_documents(
+    services: ServicesDep, user: CurrentUser, files: Annotated[list[UploadFile], File()]
+) -> IngestSummaryOut:
     limit = services.settings.max_request_bytes
     items: list[LoadedDocument | LoadFailure] = []
     for upload in files:
@@ -79,20 +82,23 @@ def upload_documents(services: ServicesDep, files: Annotated[list[UploadFile], F
             items.extend(load_bytes(data, name, upload.content_type))
         except UnsupportedDocument as exc:
             items.append(LoadFailure(source=name, reason=str(exc)))
-    return _summary(services.ingestion.ingest(items, atomic=False))
+    return _summary(services.ingestion.ingest(items, identity=user, atomic=False))
 
 
 @router.get("", response_model=DocumentPage, summary="Documents, most recently updated first")
 def list_documents(
-    services: ServicesDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+    services: ServicesDep,
+    user: CurrentUser,
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0),
 ) -> DocumentPage:
-    items, total = documents_service.list_documents(services.pool, limit=limit, offset=offset)
+    items, total = documents_service.list_documents(services.db, identity=user, limit=limit, offset=offset)
     return DocumentPage(items=[DocumentOut(**i) for i in items], total=total, limit=limit, offset=offset)
 
 
 @router.get("/{document_id}", response_model=DocumentOut, summary="One document with its chunk count")
-def get_document(document_id: uuid.UUID, services: ServicesDep) -> DocumentOut:
-    doc = documents_service.get_document(services.pool, document_id=document_id)
+def get_document(document_id: uuid.UUID, services: ServicesDep, user: CurrentUser) -> DocumentOut:
+    doc = documents_service.get_document(services.db, identity=user, document_id=document_id)
     if doc is None:
         raise NotFound(f"document {document_id} does not exist")
     return DocumentOut(**doc)
@@ -101,6 +107,5 @@ def get_document(document_id: uuid.UUID, services: ServicesDep) -> DocumentOut:
 @router.delete(
     "/{document_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a document and its chunks"
 )
-def delete_document(document_id: uuid.UUID, services: ServicesDep) -> None:
-    if not documents_service.delete_document(services.pool, document_id=document_id):
-        raise NotFound(f"document {document_id} does not exist")
+def delete_document(document_id: uuid.UUID, services: ServicesDep, user: CurrentUser) -> None:
+    documents_service.delete_document(services.db, identity=user, document_id=document_id)

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from backend.api.deps import ServicesDep
+from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.schemas import SearchHit, SearchIn, SearchOut
-from backend.services.retrieval import SearchRequest
+from backend.services.retrieval import SearchRequest, log_search_done
 
 router = APIRouter(prefix="/search", tags=["search"])
 
 
 @router.post("", response_model=SearchOut, summary="Hybrid prefetch -> rerank -> dynamic top-k")
-def search(body: SearchIn, services: ServicesDep) -> SearchOut:
+def search(body: SearchIn, services: ServicesDep, user: CurrentUser) -> SearchOut:
     result = services.retrieval.search(
         SearchRequest(
             query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
-        )
+        ),
+        identity=user,
     )
     hits = [
         SearchHit(
@@ -31,4 +32,5 @@ def search(body: SearchIn, services: ServicesDep) -> SearchOut:
         )
         for c in result.results
     ]
+    log_search_done(result)
     return SearchOut(query=result.query, mode=result.mode, results=hits, diagnostics=result.diagnostics)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,31 +88,64 @@ def write_documents(
     replaced = [w.id for w in written if not w.created]
     if replaced:
         conn.execute("delete from chunks where document_id = any(%(ids)s)", {"ids": replaced})
+    rows = ((doc.id, c) for doc, (_, chunks) in zip(written, documents, strict=True) for c in chunks)
+    copy_chunks(conn, owner_id=owner_id, embedding_model=embedding_model, chunks=rows)
+    return written
+
+
+_CHUNK_COLUMNS = (
+    "document_id, owner_id, position, content, heading_path, content_hash, content_tokens, embedding, "
+    "embedding_model, metadata"
+)
+
+
+def copy_chunks(
+    conn: psycopg.Connection,
+    *,
+    owner_id: uuid.UUID | None,
+    embedding_model: str,
+    chunks: Iterable[tuple[uuid.UUID, ChunkRow]],
+) -> None:
+    """Binary COPY of (document id, chunk) rows into chunks, in the caller's transaction.
+
+    PostgreSQL refuses COPY into a table under row-level security, so a user's write is staged:
+    COPY into a temporary table that ends with the transaction, then one INSERT ... SELECT, which
+    the chunk policies check row by row (and the term-stats trigger sees as one statement).
+    """
+    row_security = conn.execute("select row_security_active('public.chunks')").fetchone()
+    staged = bool(row_security and row_security[0])
+    target = "pg_temp.chunk_stage" if staged else "chunks"
+    if staged:
+        conn.execute(
+            "create temporary table if not exists chunk_stage (document_id uuid, owner_id uuid, "
+            "position integer, content text, heading_path text[], content_hash text, content_tokens text, "
+            "embedding vector, embedding_model text, metadata jsonb) on commit drop"
+        )
     with (
         conn.cursor() as cur,
-        cur.copy(
-            "copy chunks (document_id, owner_id, position, content, heading_path, content_hash, "
-            "content_tokens, embedding, embedding_model, metadata) from stdin with (format binary)"
-        ) as copy,
+        cur.copy(f"copy {target} ({_CHUNK_COLUMNS}) from stdin with (format binary)") as copy,
     ):
         copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
-        for doc, (_, chunks) in zip(written, documents, strict=True):
-            for c in chunks:
-                copy.write_row(
-                    [
-                        doc.id,
-                        owner_id,
-                        c.position,
-                        c.content,
-                        list(c.heading_path),
-                        c.content_hash,
-                        c.content_tokens,
-                        c.embedding,
-                        embedding_model,
-                        Jsonb(c.metadata),
-                    ]
-                )
-    return written
+        for document_id, c in chunks:
+            copy.write_row(
+                [
+                    document_id,
+                    owner_id,
+                    c.position,
+                    c.content,
+                    list(c.heading_path),
+                    c.content_hash,
+                    c.content_tokens,
+                    c.embedding,
+                    embedding_model,
+                    Jsonb(c.metadata),
+                ]
+            )
+    if staged:
+        conn.execute(
+            f"insert into chunks ({_CHUNK_COLUMNS}) select {_CHUNK_COLUMNS} from pg_temp.chunk_stage"
+        )
+        conn.execute("drop table pg_temp.chunk_stage")
 
 
 def _upsert_documents(
@@ -143,51 +176,62 @@ def _upsert_documents(
     return [by_external_id[d.external_id] for d in documents]
 
 
+# The second line behind row-level security: what the policies of migration 013 allow a reader, in
+# the query itself. %(all_rows)s is true for the service path, which may see and delete every row.
+_READABLE = "(%(all_rows)s or d.visibility = 'public' or d.owner_id = %(viewer)s)"
+_DOCUMENT_COLUMNS = (
+    "d.id, d.external_id, d.title, d.source, d.content_hash, d.metadata, d.visibility, d.owner_id, "
+    "d.created_at, d.updated_at"
+)
+
+
 def list_documents(
-    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int, offset: int
+    conn: psycopg.Connection, *, viewer: uuid.UUID | None, all_rows: bool, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
-    """A page of documents, newest first, and the total count."""
+    """A page of the documents the viewer may read, newest first, and their total count."""
+    params = {"viewer": viewer, "all_rows": all_rows, "limit": limit, "offset": offset}
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
-            """
-            select d.id, d.external_id, d.title, d.source, d.content_hash, d.metadata, d.created_at,
-                   d.updated_at, (select count(*) from chunks c where c.document_id = d.id) as chunk_count
+            f"""
+            select {_DOCUMENT_COLUMNS},
+                   (select count(*) from chunks c where c.document_id = d.id) as chunk_count
             from documents d
-            where d.owner_id is not distinct from %(owner_id)s
+            where {_READABLE}
             order by d.updated_at desc, d.id
             limit %(limit)s offset %(offset)s
             """,
-            {"owner_id": owner_id, "limit": limit, "offset": offset},
+            params,
         ).fetchall()
-        total = cur.execute(
-            "select count(*) as n from documents where owner_id is not distinct from %s", (owner_id,)
-        ).fetchone()
+        total = cur.execute(f"select count(*) as n from documents d where {_READABLE}", params).fetchone()
     return rows, int(total["n"]) if total else 0
 
 
 def get_document(
-    conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None
+    conn: psycopg.Connection, *, document_id: uuid.UUID, viewer: uuid.UUID | None, all_rows: bool
 ) -> dict[str, Any] | None:
-    """One document with its chunk count and embedding models, or None."""
+    """One readable document with its chunk count and embedding models, or None."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            """
-            select d.id, d.external_id, d.title, d.source, d.content_hash, d.metadata, d.created_at,
-                   d.updated_at, count(c.id) as chunk_count,
-                   coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}')
+            f"""
+            select {_DOCUMENT_COLUMNS}, count(c.id) as chunk_count,
+                   coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{{}}')
                        as embedding_models
             from documents d left join chunks c on c.document_id = d.id
-            where d.id = %(id)s and d.owner_id is not distinct from %(owner_id)s
+            where d.id = %(id)s and {_READABLE}
             group by d.id
             """,
-            {"id": document_id, "owner_id": owner_id},
+            {"id": document_id, "viewer": viewer, "all_rows": all_rows},
         ).fetchone()
 
 
-def delete_document(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: uuid.UUID | None) -> bool:
-    """Delete a document (its chunks cascade); False when it did not exist."""
+def delete_document(
+    conn: psycopg.Connection, *, document_id: uuid.UUID, owner: uuid.UUID | None, all_rows: bool
+) -> bool:
+    """Delete a document the caller owns (or any, for the service path); its chunks cascade.
+    False when there was no such document."""
     cur = conn.execute(
-        "delete from documents where id = %s and owner_id is not distinct from %s", (document_id, owner_id)
+        "delete from documents d where d.id = %(id)s and (%(all_rows)s or d.owner_id = %(owner)s)",
+        {"id": document_id, "owner": owner, "all_rows": all_rows},
     )
     return cur.rowcount > 0
 

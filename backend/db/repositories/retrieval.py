@@ -62,18 +62,6 @@ def match_documents(
     )
 
 
-def term_idfs(conn: psycopg.Connection, *, query_text: str) -> dict[str, float]:
-    """idf of each lexeme of a segmented query, as hybrid_search's full-text leg weighs it
-    (public.hybrid_search_terms: ln(1 + (N - df + 0.5) / (df + 0.5)) over corpus_stats / term_stats)."""
-    row = conn.execute("select terms from public.hybrid_search_terms(%(q)s)", {"q": query_text}).fetchone()
-    return {t["lexeme"]: float(t["idf"]) for t in (row[0] if row and row[0] else [])}
-
-
-def begin_read_snapshot(conn: psycopg.Connection) -> None:
-    """Make the rest of this transaction read one consistent snapshot (first statement only)."""
-    conn.execute("set transaction isolation level repeatable read, read only")
-
-
 def chunk_counts(conn: psycopg.Connection, *, document_ids: list[Any]) -> dict[str, int]:
     """Total chunks of each document (the confidence score's document size)."""
     if not document_ids:
@@ -100,3 +88,25 @@ def _call_function(conn: psycopg.Connection, function: str, args: dict[str, Any]
             hint = exc.diag.message_hint or ""
             raise EmbeddingModelMismatch(f"{exc.diag.message_primary}. {hint}".strip()) from exc
         raise
+
+
+def similarities(
+    conn: psycopg.Connection, *, chunk_ids: list[int], query_embedding: np.ndarray
+) -> dict[int, float]:
+    """Cosine of each chunk to a query vector (chunks of another dimension are left out)."""
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(
+        "select c.id, 1 - (c.embedding <=> %(q)s) from public.chunks c "
+        "where c.id = any(%(ids)s) and c.embedding_dims = vector_dims(%(q)s)",
+        {"q": query_embedding, "ids": chunk_ids},
+    ).fetchall()
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def term_statistics(conn: psycopg.Connection, *, query_text: str) -> dict[str, tuple[int, float]]:
+    """Per query term: (chunks containing it, its idf), as hybrid_search's full-text leg weighs it."""
+    if not query_text.strip():
+        return {}
+    row = conn.execute("select terms from public.hybrid_search_terms(%s)", (query_text,)).fetchone()
+    return {t["lexeme"]: (int(t["df"]), float(t["idf"])) for t in (row[0] if row else [])}

@@ -1,0 +1,51 @@
+"""Web search results keyed by (provider, sha256 of the normalised query, options hash), with a TTL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+
+def fetch(conn: psycopg.Connection, *, provider: str, query_hash: str, options_hash: str) -> Any | None:
+    """The cached results (JSON) when present and not expired."""
+    row = conn.execute(
+        "select results from web_search_cache where provider = %(provider)s and query_hash = %(query_hash)s "
+        "and options_hash = %(options_hash)s and expires_at > now()",
+        {"provider": provider, "query_hash": query_hash, "options_hash": options_hash},
+    ).fetchone()
+    return row[0] if row else None
+
+
+def store(
+    conn: psycopg.Connection,
+    *,
+    provider: str,
+    query_hash: str,
+    query: str,
+    options_hash: str,
+    results: list[dict[str, Any]],
+    ttl_s: int,
+) -> None:
+    """Insert or refresh one entry, valid for ttl_s seconds from now."""
+    conn.execute(
+        "insert into web_search_cache (provider, query_hash, query, options_hash, results, fetched_at, "
+        "expires_at) values (%(provider)s, %(query_hash)s, %(query)s, %(options_hash)s, %(results)s, now(), "
+        "now() + make_interval(secs => %(ttl_s)s)) "
+        "on conflict (provider, query_hash, options_hash) do update set query = excluded.query, "
+        "results = excluded.results, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at",
+        {
+            "provider": provider,
+            "query_hash": query_hash,
+            "query": query,
+            "options_hash": options_hash,
+            "results": Jsonb(results),
+            "ttl_s": ttl_s,
+        },
+    )
+
+
+def purge_expired(conn: psycopg.Connection) -> int:
+    """Delete expired entries; the number deleted."""
+    return conn.execute("delete from web_search_cache where expires_at <= now()").rowcount

@@ -1,0 +1,261 @@
+"""A fake web on 127.0.0.1 for tests and the demo: Tavily's `POST /search`, SearXNG's
+`GET /search?format=json`, and the pages their results link to. Nothing here touches the internet.
+
+Behaviours are chosen per server (`server.behaviour = Behaviour(...)`) or per query with keywords the
+ranking ignores: `fake:latency=800` (ms), `fake:429` / `fake:503` (every time) or `fake:429x2` (the
+first two requests of that query), `fake:retry-after=1`, `fake:hang=30` (s, longer than any client
+timeout), `fake:empty`, `fake:dupes` (every URL again with tracking parameters and a fragment),
+`fake:neardup` (a lightly edited copy of each hit on a mirror site). It records every request, and
+counts clients that hung up while it was still working (`disconnects`).
+
+    python -m backend.testing.fake_web --port 8201
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from backend.ingest.html_text import html_to_article_text
+from backend.testing.fake_web_corpus import PAGES, FakePage, render
+from backend.testing.fake_web_handler import make_handler
+from backend.web.urls import host_matches
+
+_KEYWORD = re.compile(r"fake:([a-z-]+)(?:=([\d.]+))?")
+_STATUS = re.compile(r"fake:(\d{3})(?:x(\d+))?")
+_TERMS = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9]+")
+_STOP = frozenset("the a an of in on and or to is are was what who how when where which does did do".split())
+SNIPPET_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    latency_ms: int = 0
+    status: int | None = None  # answer with this HTTP status instead of results
+    fail_times: int | None = None  # only the first N requests of a query get `status`; None: all
+    retry_after: str | None = None
+    hang_s: float = 0.0
+    empty: bool = False
+    duplicates: bool = False
+    near_duplicates: bool = False
+
+    def with_keywords(self, query: str) -> Behaviour:
+        """This behaviour, overridden by the fake: keywords in the query."""
+        b = self
+        for name, value in _KEYWORD.findall(query):
+            if name == "latency":
+                b = replace(b, latency_ms=int(float(value or 0)))
+            elif name == "hang":
+                b = replace(b, hang_s=float(value or 30))
+            elif name == "retry-after":
+                b = replace(b, retry_after=value or "1")
+            elif name == "empty":
+                b = replace(b, empty=True)
+            elif name == "dupes":
+                b = replace(b, duplicates=True)
+            elif name == "neardup":
+                b = replace(b, near_duplicates=True)
+        for code, times in _STATUS.findall(query):
+            b = replace(b, status=int(code), fail_times=int(times) if times else None)
+        return b
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    query: str | None
+    headers: dict[str, str]
+    at: float
+
+
+@dataclass
+class _State:
+    behaviour: Behaviour = field(default_factory=Behaviour)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+    registered: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    pages: dict[str, tuple[FakePage | None, str]] = field(default_factory=dict)  # path -> (page, html)
+    disconnects: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0  # the most search requests it was working on at once
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+
+def clean_query(query: str) -> str:
+    """The query without its fake: keywords."""
+    return " ".join(_KEYWORD.sub(" ", _STATUS.sub(" ", query)).split())
+
+
+def _terms(text: str) -> set[str]:
+    terms: set[str] = set()
+    for run in _TERMS.findall(text.lower()):
+        if run[0] >= "\u4e00":
+            terms.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+        elif len(run) > 1 and run not in _STOP:
+            terms.add(run)
+    return terms
+
+
+class FakeWebServer:
+    """The fake web. Use as a context manager (tests) or call serve_forever() (the demo)."""
+
+    def __init__(self, *, port: int = 0, host: str = "127.0.0.1", api_key: str | None = "fake-key") -> None:
+        self.api_key = api_key
+        self._state = _State()
+        self._server = ThreadingHTTPServer((host, port), make_handler(self, self._state))
+        self._server.daemon_threads = True
+        self._server.handle_error = lambda *args: None  # type: ignore[method-assign]  # clients hang up
+        self._thread: threading.Thread | None = None
+        for page in PAGES:
+            self.add_page(page)
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host if isinstance(host, str) else host.decode()}:{port}"
+
+    def __enter__(self) -> FakeWebServer:
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever(poll_interval=0.02)
+
+    def close(self) -> None:
+        self._state.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    # --- what tests set and read -----------------------------------------------------------------
+    @property
+    def behaviour(self) -> Behaviour:
+        return self._state.behaviour
+
+    @behaviour.setter
+    def behaviour(self, value: Behaviour) -> None:
+        self._state.behaviour = value
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def count(self, path: str = "/search") -> int:
+        """Requests received for `path` (a prefix: "/pages/" counts every page read)."""
+        return sum(r.path.startswith(path) for r in self.requests)
+
+    @property
+    def disconnects(self) -> int:
+        return self._state.disconnects
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._state.max_in_flight
+
+    def wait_for_disconnects(self, n: int = 1, timeout_s: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.disconnects >= n:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def register(self, query: str, results: list[dict[str, Any]]) -> None:
+        """Answer `query` (as typed, fake: keywords aside) with these results instead of the corpus's."""
+        self._state.registered[clean_query(query).casefold()] = results
+
+    def add_page(self, page: FakePage | None = None, *, path: str = "", html: str = "") -> str:
+        """Serve a page (a FakePage, or raw html at path); returns its URL."""
+        if page is not None:
+            path, html = page.path, render(page)
+        self._state.pages[path] = (page, html)
+        return self.base_url + path
+
+    def page_url(self, slug: str) -> str:
+        return next(
+            self.base_url + p for p, (page, _) in self._state.pages.items() if page and page.slug == slug
+        )
+
+    # --- search ----------------------------------------------------------------------------------
+    def results_for(self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]):
+        """Corpus pages ranked by term overlap with the query (registered results win)."""
+        registered = self._state.registered.get(clean_query(query).casefold())
+        if registered is not None:
+            return [dict(r) for r in registered][:max_results]
+        wanted = _terms(clean_query(query))
+        scored = []
+        for path, (page, html) in self._state.pages.items():
+            if (
+                page is None
+                or (include and not host_matches(page.site, include))
+                or host_matches(page.site, exclude)
+            ):
+                continue
+            overlap = len(wanted & _terms(page.title + " " + page.text)) / max(1, len(wanted))
+            if overlap > 0:
+                scored.append((overlap, path, page, html))
+        scored.sort(key=lambda item: -item[0])
+        return [self._result(p, page, html, overlap, raw) for overlap, p, page, html in scored[:max_results]]
+
+    def _result(self, path: str, page: FakePage, html: str, overlap: float, raw: bool) -> dict[str, Any]:
+        text = html_to_article_text(html)[1]
+        return {
+            "url": self.base_url + path,
+            "title": page.title,
+            "content": page.text[:SNIPPET_CHARS],
+            "score": round(0.5 + overlap / 2, 4),
+            "raw_content": text if raw else None,
+            "published_date": page.published,
+        }
+
+    def vary(self, results: list[dict[str, Any]], behaviour: Behaviour) -> list[dict[str, Any]]:
+        out = list(results)
+        if behaviour.duplicates:
+            out += [
+                {**r, "url": r["url"] + "/?utm_source=fake&utm_medium=test#top", "score": 0.3}
+                for r in results
+            ]
+        if behaviour.near_duplicates:
+            for r in results:
+                mirror = r["url"].replace("/pages/", "/pages/mirror.example/", 1)
+                content = "转载：" + r["content"].replace("，", ",").replace("。", ".")
+                out.append({**r, "url": mirror, "content": content, "score": 0.2})
+        return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8201)
+    parser.add_argument("--api-key", default="fake-key")
+    args = parser.parse_args(argv)
+    server = FakeWebServer(host=args.host, port=args.port, api_key=args.api_key)
+    print(f"fake web on {server.base_url} ({len(PAGES)} pages). Point the backend at it with:")
+    print(
+        f"  TAVILY_BASE_URL={server.base_url} TAVILY_API_KEY={args.api_key} WEB_ALLOW_PRIVATE_ADDRESSES=true"
+    )
+    print(f"  (or WEB_SEARCH_PROVIDER=searxng SEARXNG_URL={server.base_url})")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()

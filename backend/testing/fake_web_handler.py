@@ -1,0 +1,215 @@
+"""The fake web's request handler (the server and its behaviours: backend/testing/fake_web.py)."""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    from backend.testing.fake_web import Behaviour, FakeWebServer, _State
+
+TAVILY_MAX_QUERY_CHARS = 400
+_ARTICLE = "<p>A plain page served by the fake web for reader tests. It has one paragraph of text.</p>"
+
+
+def make_handler(server: FakeWebServer, state: _State) -> type[BaseHTTPRequestHandler]:
+    from backend.testing.fake_web import RecordedRequest, clean_query
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        # --- search APIs ---------------------------------------------------------------------------
+        def do_POST(self) -> None:
+            path = urlsplit(self.path).path
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except ValueError:
+                body = None
+            query = body.get("query") if isinstance(body, dict) else None
+            self._record("POST", path, query if isinstance(query, str) else None)
+            if path != "/search":
+                return self._json(404, {"detail": {"error": "Not Found"}})
+            if not isinstance(body, dict):
+                return self._json(400, {"detail": {"error": "Body must be a JSON object."}})
+            if server.api_key and server.api_key not in (self._bearer(), body.get("api_key")):
+                return self._json(401, {"detail": {"error": "Unauthorized: missing or invalid API key."}})
+            if not isinstance(query, str) or not query.strip():
+                return self._json(400, {"detail": {"error": "Query is missing."}})
+            if len(query) > TAVILY_MAX_QUERY_CHARS:
+                return self._json(400, {"detail": {"error": "Query is too long. Max query length is 400."}})
+            max_results = max(0, min(20, int(body.get("max_results") or 5)))
+            raw = bool(body.get("include_raw_content"))
+            include, exclude = body.get("include_domains") or [], body.get("exclude_domains") or []
+            self._search(query, max_results, raw, include, exclude, tavily=True)
+
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            params = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            self._record("GET", parts.path, params.get("q"))
+            if parts.path == "/search":
+                if params.get("format") != "json":
+                    return self._send(403, b"format not allowed", "text/plain")
+                return self._search(params.get("q", ""), 10, False, [], [], tavily=False)
+            self._page(parts.path, params)
+
+        def _search(
+            self,
+            query: str,
+            max_results: int,
+            raw: bool,
+            include: list[str],
+            exclude: list[str],
+            *,
+            tavily: bool,
+        ) -> None:
+            started = time.perf_counter()
+            behaviour = state.behaviour.with_keywords(query)
+            with state.lock:
+                state.in_flight += 1
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            try:
+                answered = self._pause(behaviour.latency_ms / 1000 + behaviour.hang_s)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+            if not answered:
+                return  # the client hung up (or the server stops): nobody to answer
+            if behaviour.status and self._should_fail(query, behaviour):
+                headers = {"Retry-After": behaviour.retry_after} if behaviour.retry_after else {}
+                return self._json(
+                    behaviour.status, {"detail": {"error": f"fake {behaviour.status}"}}, headers
+                )
+            results = [] if behaviour.empty else server.results_for(query, max_results, raw, include, exclude)
+            results = server.vary(results, behaviour)
+            if tavily:
+                payload: dict[str, Any] = {
+                    "query": query,
+                    "follow_up_questions": None,
+                    "answer": None,
+                    "images": [],
+                    "results": results,
+                    "response_time": round(time.perf_counter() - started, 3),
+                    "request_id": str(uuid.uuid4()),
+                }
+            else:
+                payload = {
+                    "query": query,
+                    "number_of_results": len(results),
+                    "results": [_searx(r) for r in results],
+                    "answers": [],
+                    "suggestions": [],
+                    "unresponsive_engines": [],
+                }
+            self._json(200, payload)
+
+        def _should_fail(self, query: str, behaviour: Behaviour) -> bool:
+            if behaviour.fail_times is None:
+                return True
+            key = clean_query(query).casefold()
+            with state.lock:
+                done = state.failures.get(key, 0)
+                if done >= behaviour.fail_times:
+                    return False
+                state.failures[key] = done + 1
+                return True
+
+        # --- pages -----------------------------------------------------------------------------------
+        def _page(self, path: str, params: dict[str, str]) -> None:
+            if path in state.pages:
+                return self._send(200, state.pages[path][1].encode(), "text/html; charset=utf-8")
+            if path == "/redirect":
+                self.send_response(int(params.get("code", "302")))
+                self.send_header("Location", params.get("to", "/"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
+            if path == "/slow":
+                if self._pause(float(params.get("ms", "3000")) / 1000):
+                    self._send(200, f"<html><body>{_ARTICLE}</body></html>".encode(), "text/html")
+                return None
+            if path == "/big":
+                kb = int(params.get("kb", "2048"))
+                return self._send(
+                    200, b"<html><body>" + b"<p>filler text </p>" * (kb * 1024 // 19), "text/html"
+                )
+            if path == "/gbk":
+                html = "<html><head><title>编码测试</title></head><body><p>国标码网页。</p></body></html>"
+                return self._send(200, html.encode("gbk"), "text/html; charset=gbk")
+            if path == "/binary":
+                return self._send(200, bytes(range(256)) * 64, "application/octet-stream")
+            if path == "/text":
+                return self._send(200, b"Plain text page.\nSecond line.", "text/plain; charset=utf-8")
+            if path.startswith("/status/"):
+                return self._send(
+                    int(path.rsplit("/", 1)[1]), b"<html><body>error</body></html>", "text/html"
+                )
+            return self._send(404, b"<html><body>not found</body></html>", "text/html")
+
+        # --- plumbing --------------------------------------------------------------------------------
+        def _pause(self, seconds: float) -> bool:
+            """Sleep, watching the socket: False as soon as the client hangs up (counted) or we stop."""
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                if state.stopping.is_set():
+                    return False
+                if self._client_gone():
+                    with state.lock:
+                        state.disconnects += 1
+                    return False
+                time.sleep(min(0.01, left))
+            return True
+
+        def _client_gone(self) -> bool:
+            # The request is read in full, so the socket turns readable only when the client closes it.
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            try:
+                return self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def _bearer(self) -> str | None:
+            value = self.headers.get("Authorization", "")
+            return value.removeprefix("Bearer ").strip() if value.startswith("Bearer ") else None
+
+        def _record(self, method: str, path: str, query: str | None) -> None:
+            with state.lock:
+                state.requests.append(RecordedRequest(method, path, query, dict(self.headers), time.time()))
+
+        def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", headers)
+
+        def _send(
+            self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+        ) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def _searx(result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "url": result["url"],
+        "title": result["title"],
+        "content": result["content"],
+        "engine": "fake",
+        "engines": ["fake"],
+        "score": result["score"],
+        "category": "general",
+        "publishedDate": result.get("published_date"),
+    }

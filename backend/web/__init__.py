@@ -1,0 +1,58 @@
+"""Web search beyond the corpus (issue 13): providers, page reads, soft-wait, cross-source dedup, cache.
+
+Typical use, inside an async request handler::
+
+    web = create_web_search(settings, cache=PostgresWebCache(pool))
+    outcome = await soft_wait(local_search(), web.legs(question), WaitBudget.for_mode(settings, "chat"))
+    hits = cross_source_dedup(local_texts, outcome.web).kept
+"""
+
+from backend.web.cache import CachedProvider, PostgresWebCache, WebCacheStore
+from backend.web.dedup import DedupCounts, DedupResult, LocalText, content_hash, cross_source_dedup
+from backend.web.factory import create_provider, create_web_search
+from backend.web.pages import Page, PageLimits, PageReader, deep_read
+from backend.web.providers import NoWebSearch, SearxngProvider, TavilyProvider, WebSearchProvider
+from backend.web.safety import AddressGuard, UrlPolicy, guarded_transport, is_public
+from backend.web.search import WebLeg, WebSearch, merge_results
+from backend.web.softwait import SoftWaitDiagnostics, SoftWaitOutcome, WaitBudget, soft_wait, web_only
+from backend.web.types import ProviderDiagnostics, ProviderResponse, SearchOptions, WebResult
+from backend.web.urls import canonical_url, domain_permitted
+
+__all__ = [
+    "AddressGuard",
+    "CachedProvider",
+    "DedupCounts",
+    "DedupResult",
+    "LocalText",
+    "NoWebSearch",
+    "Page",
+    "PageLimits",
+    "PageReader",
+    "PostgresWebCache",
+    "ProviderDiagnostics",
+    "ProviderResponse",
+    "SearchOptions",
+    "SearxngProvider",
+    "SoftWaitDiagnostics",
+    "SoftWaitOutcome",
+    "TavilyProvider",
+    "UrlPolicy",
+    "WaitBudget",
+    "WebCacheStore",
+    "WebLeg",
+    "WebResult",
+    "WebSearch",
+    "WebSearchProvider",
+    "canonical_url",
+    "content_hash",
+    "create_provider",
+    "create_web_search",
+    "cross_source_dedup",
+    "deep_read",
+    "domain_permitted",
+    "guarded_transport",
+    "is_public",
+    "merge_results",
+    "soft_wait",
+    "web_only",
+]

@@ -1,0 +1,1 @@
+"""Ingestion throughput (`python -m bench.ingest`)."""

@@ -1,0 +1,1 @@
+"""Latency and throughput of retrieval at scale (`python -m bench.latency`)."""

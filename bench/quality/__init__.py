@@ -1,0 +1,1 @@
+"""Retrieval quality on the shared BEIR sets (`python -m bench.quality`)."""

@@ -1,0 +1,82 @@
+-- hybrid_search_query(dims, row_security) -> text
+--
+-- The statement hybrid_search executes for a query vector of `dims` dimensions. Parameters:
+-- $1 query embedding, $2 tsquery the GIN index matches (OR of the query's significant terms),
+-- $3 candidates per leg, $4 filter, $5 full-text weight, $6 semantic weight, $7 run the full-text leg,
+-- $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery per query term,
+-- $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes.
+-- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
+-- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
+-- the full-text leg reads its matches by primary key from hybrid_search_visible_matches(), because
+-- under RLS `fts @@ query` cannot use the GIN index (see that function). Without RLS (the backend's
+-- own role, service_role on Supabase) the statement is the same as before migration 013.
+-- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
+set search_path = public, extensions;
+
+-- Migration 013 added row_security; the one-argument form would make hybrid_search_query(384) ambiguous.
+drop function if exists public.hybrid_search_query(integer);
+
+create or replace function public.hybrid_search_query(dims integer, row_security boolean default false)
+returns text
+language sql
+immutable
+parallel safe
+set search_path = public, pg_temp
+as $fn$
+    select format($q$
+        with full_text as (
+            -- BM25-style: the sum over query terms of idf * ts_rank(fts, term), divided by the
+            -- pivoted length norm 1 - b + b * length / average length.
+            -- fts is stored in the heap row (migration 010, storage main), so reading it once per
+            -- term costs no TOAST fetch.
+            select c.id,
+                   (select sum(w.idf * ts_rank(c.fts, w.q))
+                    from unnest($12::tsquery[], $13::float8[]) as w(q, idf))
+                       / (1 - $14 + $14 * length(c.fts) / $15) as score
+            from public.chunks c
+            where $7 and c.fts @@ $2 and c.metadata @> $4%2$s
+            order by score desc, c.id
+            limit $3
+        ),
+        full_text_ranked as (
+            select f.id, f.score, row_number() over (order by f.score desc, f.id)::integer as rank_ix
+            from full_text f
+        ),
+        nearest as materialized (
+            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
+            from public.chunks c
+            where $8 and c.embedding_dims = %1$s
+              -- An empty filter folds away: under RLS the planner may not use statistics for the
+              -- non-leakproof @>, guesses one row in a hundred passes, and would sort a scan, not use HNSW.
+              and ($4 = '{}'::jsonb or c.metadata @> $4)
+              and ($9::text is null or c.embedding_model = $9)
+            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            limit $3
+        ),
+        semantic as (
+            select n.id, row_number() over (order by n.distance, n.id)::integer as rank_ix
+            from nearest n
+        ),
+        fused as (
+            select coalesce(f.id, s.id) as id,
+                   f.rank_ix as full_text_rank,
+                   s.rank_ix as vector_rank,
+                   f.score::real as full_text_score,
+                   coalesce($5 / ($10 + f.rank_ix), 0.0) + coalesce($6 / ($10 + s.rank_ix), 0.0) as rrf_score
+            from full_text_ranked f
+            full outer join semantic s on s.id = f.id
+            order by rrf_score desc, coalesce(f.id, s.id)
+            limit $11
+        )
+        select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
+               c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
+               case when $1 is null or c.embedding_dims <> %1$s then null
+                    else 1 - (c.embedding <=> $1) end as similarity,
+               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score
+        from fused fu
+        join public.chunks c on c.id = fu.id
+        join public.documents d on d.id = c.document_id
+        order by fu.rrf_score desc, fu.id
+    $q$, dims, case when row_security then '
+              and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))' else '' end);
+$fn$;

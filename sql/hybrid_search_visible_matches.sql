@@ -1,0 +1,48 @@
+-- hybrid_search_visible_matches(match_query, filter) -> setof bigint
+--
+-- The ids of the chunks whose fts matches match_query (and whose metadata contains filter) that the
+-- caller may read. Why it exists: under row-level security PostgreSQL evaluates a query's own
+-- conditions after the policies unless their operators are LEAKPROOF, and tsvector @@ tsquery is not,
+-- so for an `authenticated` caller `fts @@ query` cannot drive the GIN index: the full-text leg
+-- would read every visible chunk. This function runs as its owner (SECURITY DEFINER), so the GIN
+-- index is used, and applies the rule of the chunk policies of migration 013 for the calling role:
+--   service_role (or a superuser): every chunk;
+--   authenticated: public chunks and the caller's own (owner_id = auth.uid());
+--   any other role (anon): none.
+-- hybrid_search then reads these ids through the primary key, where RLS applies again: if this rule
+-- and the policies ever disagreed, rows could only go missing, never appear.
+-- The calling role is the one SET ROLE chose (PostgREST, backend/db/identity.py), else the session
+-- user; call it from an invoker context (hybrid_search is SECURITY INVOKER).
+-- Usage:   select count(*) from hybrid_search_visible_matches(or_tsquery('袋鼠'));
+set search_path = public, extensions;
+
+create or replace function public.hybrid_search_visible_matches(match_query tsquery, filter jsonb default '{}')
+returns setof bigint
+language plpgsql
+stable
+security definer
+set search_path = public, pg_temp
+-- A generic plan cannot know how selective match_query is and falls back to a sequential scan
+-- (20 ms instead of 0.2 ms at 100k chunks): plan each call for its own query.
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
+    all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
+    user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
+    user_id uuid := auth.uid();
+begin
+    if not (all_rows or user_rows) then
+        return;
+    end if;
+    return query
+        select c.id
+        from public.chunks c
+        where c.fts @@ match_query
+          and c.metadata @> coalesce(filter, '{}'::jsonb)
+          and (all_rows or c.visibility = 'public' or c.owner_id = user_id);
+end;
+$$;
+-- A definer function reaches every chunk: only the roles hybrid_search runs as may call it.
+revoke execute on function public.hybrid_search_visible_matches(tsquery, jsonb) from public, anon;
+grant execute on function public.hybrid_search_visible_matches(tsquery, jsonb) to authenticated, service_role;
