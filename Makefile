@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast lint bench bench-quality bench-ingest bench-latency bench-soak clean-data
+.PHONY: install run test test-fast lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ bench-soak: install
 
 bench-quality: install
 	$(BIN)/python -m bench.quality --all
+
+## bench-rerank: rerank policies fitted leave-one-dataset-out, the dynamic cut's calibration (issue 12)
+bench-rerank: install
+	$(BIN)/python -m bench.rerank
 
 bench-ingest: install
 	$(BIN)/python -m bench.ingest

@@ -65,11 +65,21 @@ class Settings(BaseSettings):
     )
 
     # --- three-stage retrieval (seed: three-stage-retrieval.md) ------------------------------
-    rag_prefetch_k: int = Field(default=15, ge=1, le=1000)
+    rag_prefetch_k: int = Field(
+        default=30,
+        ge=1,
+        le=1000,
+        description="Candidates the reranker scores (seed: 15). 30 finds the gold document for 0.2-0.25% "
+        "more development questions at no loss elsewhere (docs/benchmarks.md, bench.rerank).",
+    )
     rag_min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
     rag_top_k_max: int = Field(default=5, ge=1, le=1000)
     rag_top_k_min: int = Field(default=1, ge=0)
-    rag_similarity_drop_ratio: float = 0.6
+    rag_similarity_drop_ratio: float | None = Field(
+        default=None,
+        description="Dynamic top-k: keep results whose final score is at least best x this. None: the "
+        "rerank policy's calibrated value.",
+    )
     rag_hybrid_enabled: bool = True
     rag_rrf_k: int = Field(default=60, ge=1)
     rag_full_text_weight: float = 1.0
@@ -81,15 +91,25 @@ class Settings(BaseSettings):
     rag_candidate_count: int | None = Field(
         default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
     )
-    # Stage 2: final = similarity * w_sim + keyword_coverage * w_cov + structure_bonus.
+    # Stage 2 + 3: a versioned rerank policy (backend/retrieval/policies/rerank_v<N>.json) weights the
+    # candidates' features and carries the calibrated dynamic cut.
+    rag_rerank_policy: str = Field(
+        default="v2",
+        description="Rerank policy version: v1 = the seed's similarity x 0.7 + keyword_coverage x 0.25 + "
+        "structure bonus 0.05; v2 = weights learned leave-one-dataset-out (docs/benchmarks.md).",
+    )
+    rag_rerank_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
     rag_rerank_similarity: Literal["cosine", "rrf"] = Field(
         default="cosine",
-        description="What enters the reranker as 'similarity' in hybrid mode: the cosine hybrid_search "
+        description="What the 'similarity' feature (rerank_v1) is in hybrid mode: the cosine hybrid_search "
         "returns, or the RRF score normalised by the query's best RRF score.",
     )
-    rag_rerank_similarity_weight: float = Field(default=0.7, ge=0)
-    rag_rerank_coverage_weight: float = Field(default=0.25, ge=0)
-    rag_structure_bonus: float = Field(default=0.05, ge=0)
+    rag_per_doc_cap: int = Field(
+        default=3,
+        ge=0,
+        description="At most this many chunks of one document among a search's results while other "
+        "documents' candidates remain (seed: dedup_and_diversify); 0 turns diversity off.",
+    )
     search_max_top_k: int = Field(
         default=100,
         ge=1,
@@ -247,7 +267,8 @@ class Settings(BaseSettings):
             problems.append(
                 f"rag_top_k_min ({self.rag_top_k_min}) must not exceed rag_top_k_max ({self.rag_top_k_max})"
             )
-        if not 0.0 < self.rag_similarity_drop_ratio <= 1.0:
+        drop = self.rag_similarity_drop_ratio
+        if drop is not None and not 0.0 < drop <= 1.0:
             problems.append(f"rag_similarity_drop_ratio ({self.rag_similarity_drop_ratio}) must be in (0, 1]")
         for name in ("rag_full_text_weight", "rag_semantic_weight"):
             if getattr(self, name) < 0:

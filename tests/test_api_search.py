@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from backend.retrieval.rerank import dynamic_top_k
 from tests.factories import SEARCH_DOCS as DOCS
 
 
@@ -22,10 +21,13 @@ def test_chinese_query_ranks_the_matching_document_first_with_diagnostics(corpus
     assert top["full_text_rank"] == 1
     assert top["vector_rank"] is not None
     assert top["keyword_coverage"] == pytest.approx(1.0)
-    assert top["final_score"] == pytest.approx(
-        top["rerank_similarity"] * 0.7 + top["keyword_coverage"] * 0.25 + top["structure_bonus"]
-    )
     d = body["diagnostics"]
+    # Why this rank: each weighted feature of the policy, adding up to the policy's score.
+    assert d["parameters"]["rerank_policy"] == "rerank_v2"
+    assert set(top["contributions"]) == set(d["parameters"]["rerank_weights"])
+    assert top["rerank_score"] == pytest.approx(sum(top["contributions"].values()), abs=1e-5)
+    assert 0 < top["final_score"] <= 1  # a softmax share among the candidates
+    assert d["query_term_idfs"]["袋鼠"] > 0
     assert d["mode"] == "hybrid"
     assert d["query_terms"] == ["尤金", "袋鼠", "分布", "地区"]
     assert set(d["stages"]) == {"prefetch", "rerank", "top_k", "confidence"}
@@ -70,10 +72,20 @@ def test_filters_restrict_results(corpus):
     assert "password" in bad.json()["detail"]
 
 
-def test_structure_bonus_for_chunks_starting_with_a_heading(corpus):
-    body = corpus.post("/search", json={"query": "怎么安装启动系统", "dynamic": False, "top_k": 4}).json()
-    guide = [r for r in body["results"] if r["external_id"] == "guide"][0]
-    assert guide["scores"]["structure_bonus"] == pytest.approx(0.05)
+def test_the_seed_policy_scores_by_the_seed_formula_with_its_structure_bonus(make_services):
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+
+    with TestClient(create_app(services=make_services(rag_rerank_policy="v1"))) as client:
+        assert client.post("/documents/batch", json={"documents": DOCS}).status_code == 200
+        body = client.post("/search", json={"query": "怎么安装启动系统", "dynamic": False, "top_k": 4}).json()
+    assert body["diagnostics"]["parameters"]["rerank_policy"] == "rerank_v1"
+    guide = [r for r in body["results"] if r["external_id"] == "guide"][0]["scores"]
+    assert guide["contributions"]["heading"] == pytest.approx(0.05)
+    assert guide["final_score"] == pytest.approx(
+        guide["similarity"] * 0.7 + guide["keyword_coverage"] * 0.25 + 0.05, abs=1e-5
+    )
 
 
 @pytest.mark.parametrize(
@@ -106,22 +118,6 @@ def test_query_with_another_embedding_model_is_a_409_saying_how_to_reembed(corpu
     assert response.status_code == 409
     assert "hashing-test@384" in response.json()["detail"]
     assert "re-embed" in response.json()["detail"]
-
-
-@pytest.mark.parametrize(
-    ("scores", "kmin", "kmax", "ratio", "expected"),
-    [
-        ([1.0, 0.9, 0.7, 0.59, 0.5], 1, 5, 0.6, 3),  # 0.59 < 0.6 cuts
-        ([1.0, 0.6, 0.6], 1, 5, 0.6, 3),  # exactly at the threshold is kept
-        ([1.0, 0.1, 0.1], 1, 5, 0.6, 1),  # a clear winner alone
-        ([1.0, 0.1, 0.1], 2, 5, 0.6, 2),  # top_k_min always kept
-        ([1.0, 0.99, 0.98, 0.97], 1, 2, 0.6, 2),  # top_k_max caps
-        ([], 1, 5, 0.6, 0),
-        ([0.5], 3, 5, 0.6, 1),  # fewer candidates than top_k_min
-    ],
-)
-def test_dynamic_top_k_edges(scores, kmin, kmax, ratio, expected):
-    assert dynamic_top_k(scores, top_k_min=kmin, top_k_max=kmax, drop_ratio=ratio) == expected
 
 
 def test_a_document_deleted_during_a_search_does_not_fail_it(corpus, services, monkeypatch):

@@ -119,15 +119,18 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
         SearchRequest(query="鸭嘴兽 产卵", top_k=1, dynamic=False), identity=LOCAL_IDENTITY
     ).results[0]
     assert (koala.external_id, platypus.external_id) == ("koala", "platypus")
-    assert koala.final_score > main.results[0].final_score  # a perfect match for its own gap query
+    # A perfect match for its own gap query (rerank_score: the policy's logit, comparable across
+    # searches; final_score is a share among each search's own candidates).
+    assert koala.rerank_score > main.results[0].rerank_score
 
     rerank = global_rerank(main, services.retrieval, services.settings, LOCAL_IDENTITY)
     ranked = rerank([*main.results, koala, platypus])
     assert [c.external_id for c in ranked] == ["platypus-life", "platypus"]  # koala: irrelevant to it
     # Rescored exactly as the question's own search scores that chunk.
-    own = {c.chunk_id: c.final_score for c in full.candidates}
-    assert ranked[1].final_score == pytest.approx(own[platypus.chunk_id])
-    assert ranked[1].final_score < platypus.final_score
+    own = {c.chunk_id: c.rerank_score for c in full.candidates}
+    assert ranked[1].rerank_score == pytest.approx(own[platypus.chunk_id])
+    assert ranked[1].rerank_score < platypus.rerank_score
+    assert ranked[1].final_score < ranked[0].final_score  # on the question's scale, below its own best
 
 
 def test_without_an_llm_gap_queries_are_keyword_reformulations(make_services):

@@ -15,6 +15,7 @@ from backend.db.database import Database
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
+from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.services.chat import ChatService
 from backend.services.ingestion import IngestionService
 from backend.services.retrieval import RetrievalService
@@ -67,6 +68,9 @@ def build_services(
     llm = llm or create_llm(settings)
     try:
         retrieval = RetrievalService(db, embedder, settings)
+    except RerankPolicyError as exc:
+        db.close()
+        raise ConfigurationError(f"RAG_RERANK_POLICY: {exc}") from exc
     except PolicyError as exc:
         db.close()
         raise ConfigurationError(f"SCORE_POLICY_VERSION: {exc}") from exc

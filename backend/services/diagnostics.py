@@ -18,12 +18,6 @@ class _Diag(BaseModel):
 # --- /search ------------------------------------------------------------------------------------
 
 
-class RerankWeightsOut(_Diag):
-    similarity: float = Field(description="weight of the similarity feature in the final score")
-    coverage: float = Field(description="weight of the share of query terms the chunk contains")
-    structure_bonus: float = Field(description="added when the chunk starts with a heading")
-
-
 class SearchParameters(_Diag):
     """The effective parameters of one search (request values merged with settings)."""
 
@@ -31,7 +25,14 @@ class SearchParameters(_Diag):
     top_k_min: int = Field(description="the dynamic cut keeps at least this many results")
     top_k_max: int = Field(description="and at most this many")
     dynamic: bool = Field(description="whether the dynamic top-k cut was applied")
-    drop_ratio: float = Field(description="the cut keeps results scoring at least best x drop_ratio")
+    drop_ratio: float = Field(
+        description="the cut keeps results whose final score is at least best x drop_ratio (for a "
+        "softmax policy: at least drop_ratio times as likely as the best)"
+    )
+    per_doc_cap: int = Field(
+        description="at most this many chunks of one document among the results while other documents' "
+        "candidates remain (0: no limit)"
+    )
     min_similarity: float | None = Field(description="cosine floor of vector mode; null in other modes")
     rrf_k: int = Field(description="RRF smoothing constant of hybrid_search")
     full_text_weight: float = Field(description="weight of the full-text leg in the fusion")
@@ -39,8 +40,11 @@ class SearchParameters(_Diag):
     candidate_count: int | None = Field(description="rows each SQL leg fetches; null: 4 x prefetch_k")
     ef_search: int = Field(description="hnsw.ef_search without a filter")
     filtered_ef_search: int = Field(description="hnsw.ef_search with a filter")
-    rerank_similarity: str = Field(description="what entered the reranker as similarity")
-    rerank_weights: RerankWeightsOut
+    rerank_policy: str = Field(description="the versioned rerank policy (RAG_RERANK_POLICY)")
+    rerank_weights: dict[str, float] = Field(
+        description="the policy's weight per feature; a result's scores.contributions are weight x value"
+    )
+    rerank_similarity: str = Field(description="what the policy's 'similarity' feature is in this mode")
     filters: dict[str, Any] = Field(description="the metadata filter applied inside each SQL leg")
 
 
@@ -62,7 +66,7 @@ class SearchStages(_Diag):
     prefetch: PrefetchStage = Field(
         description="Stage 1: the SQL function (hybrid_search or match_documents)"
     )
-    rerank: StageOut = Field(description="Stage 2: heuristic rerank of every prefetched chunk")
+    rerank: StageOut = Field(description="Stage 2: the rerank policy scores every prefetched chunk")
     top_k: StageOut = Field(description="Stage 3: the (dynamic) top-k cut")
     confidence: ConfidenceStage
 
@@ -70,6 +74,9 @@ class SearchStages(_Diag):
 class SearchDiagnostics(_Diag):
     query: str = Field(description="the query after cleaning (NFKC, whitespace)")
     query_terms: list[str] = Field(description="significant terms after segmentation and stopwords")
+    query_term_idfs: dict[str, float] = Field(
+        description="each term's idf in this corpus (rarer is higher; empty when nothing was found)"
+    )
     mode: Literal["hybrid", "vector", "fulltext"]
     embedding_model: str | None = Field(description="model that embedded the query; null in full-text mode")
     parameters: SearchParameters

@@ -22,7 +22,6 @@ from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
 from backend.retrieval.budget import EvidenceBudget, budget_problem
 from backend.retrieval.params import Mode
-from backend.retrieval.rerank import dynamic_top_k
 from backend.services.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
@@ -161,12 +160,8 @@ def gather_evidence(
         considered = gap.pool_fusion.total_reranked if gap.pool_fusion else len(chunks)
         relevance = RelevanceDiagnostics(kept=len(chunks), dropped=considered - len(chunks))
     else:
-        keep = dynamic_top_k(
-            [c.final_score for c in relevant_main],
-            top_k_min=min(s.rag_top_k_min, budget.step_k),
-            top_k_max=budget.step_k,
-            drop_ratio=s.rag_similarity_drop_ratio,
-        )
+        top_k_min = min(s.rag_top_k_min, budget.step_k)
+        keep = retrieval.dynamic_cut(relevant_main, top_k_min=top_k_min, top_k_max=budget.step_k)
         chunks = relevant_main[:keep]
         gap = GapDiagnostics(triggered=False, reason=None)
         truncation = TruncationDiagnostics(by="dynamic_top_k", kept=keep, of=len(relevant_main))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import time
-import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,93 +21,22 @@ from backend.embeddings import Embedder
 from backend.errors import InvalidInput
 from backend.retrieval.filters import to_containment
 from backend.retrieval.params import HybridParams, Mode
-from backend.retrieval.rerank import (
-    RerankWeights,
-    dynamic_top_k,
-    final_score,
-    keyword_coverage,
-    starts_with_heading,
-)
+from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
+from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
 from backend.services.diagnostics import (
     ConfidenceStage,
     PrefetchStage,
-    RerankWeightsOut,
     SearchDiagnostics,
     SearchParameters,
     SearchStages,
     StageOut,
 )
+from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
 from backend.text import clean_query, query_terms
 
+__all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
+
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class SearchRequest:
-    query: str
-    top_k: int | None = None
-    mode: Mode | None = None
-    dynamic: bool = True
-    filters: dict[str, Any] | None = None
-    prefetch_k: int | None = None  # candidates asked of the database; None: max(rag_prefetch_k, top_k)
-
-
-@dataclass
-class ScoredChunk:
-    chunk_id: int
-    document_id: uuid.UUID
-    external_id: str
-    title: str
-    heading_path: list[str]
-    position: int
-    content: str
-    content_hash: str
-    metadata: dict[str, Any]
-    content_tokens: str  # jieba tokens of title > headings + text, as indexed
-    vector_rank: int | None
-    full_text_rank: int | None
-    rrf_score: float | None
-    similarity: float | None  # cosine to the query (None in full-text mode)
-    rerank_similarity: float = 0.0  # what entered the reranker as "similarity"
-    keyword_coverage: float = 0.0
-    structure_bonus: float = 0.0
-    final_score: float = 0.0
-
-    @property
-    def heading(self) -> str:
-        """The heading path for display, without a leading H1 that repeats the title."""
-        path = self.heading_path[1:] if self.heading_path[:1] == [self.title] else self.heading_path
-        return " > ".join(path)
-
-    def why(self) -> dict[str, Any]:
-        """The features that put this chunk where it is (stored with citations for audits)."""
-        keys = (
-            "vector_rank",
-            "full_text_rank",
-            "rrf_score",
-            "similarity",
-            "rerank_similarity",
-            "keyword_coverage",
-            "structure_bonus",
-            "final_score",
-        )
-        return {k: _round(getattr(self, k)) for k in keys}
-
-
-@dataclass
-class SearchResult:
-    query: str
-    mode: Mode
-    results: list[ScoredChunk]
-    candidates: list[ScoredChunk]  # every prefetched chunk, reranked (results are a prefix)
-    diagnostics: SearchDiagnostics
-    confidence: dict[str, Any]  # overall-score-confidence.md, section 10
-    embedding: np.ndarray | None = None  # the query vector (None in full-text mode)
-    term_stats: dict[str, tuple[int, float]] = field(default_factory=dict)  # term -> (df, idf)
-
-
-def _round(v: Any) -> Any:
-    return round(v, 6) if isinstance(v, float) else v
 
 
 class RetrievalService:
@@ -117,11 +46,19 @@ class RetrievalService:
         self.db = db
         self.embedder = embedder
         self.settings = settings
-        self.weights = RerankWeights(
-            settings.rag_rerank_similarity_weight,
-            settings.rag_rerank_coverage_weight,
-            settings.rag_structure_bonus,
+        self.seed_policy = load_rerank_policy("v1")  # the shipped seed formula (see seed_score)
+        self.rerank_policy = load_rerank_policy(
+            settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
         )
+        fitted_with = self.rerank_policy.embedding_model
+        if fitted_with and fitted_with != embedder.model_id:
+            logger.warning(
+                "rerank policy %s was fitted with %s; this service embeds with %s: rankings and the "
+                "dynamic cut may differ (fit one: python -m bench.rerank --fit-version vN)",
+                self.rerank_policy.name,
+                fitted_with,
+                embedder.model_id,
+            )
         self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
         self.params = HybridParams.from_settings(settings)
 
@@ -154,30 +91,29 @@ class RetrievalService:
         timings["prefetch_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        candidates = self._rerank(rows, terms, mode)
+        candidates = self._rerank(rows, query, terms, _idfs(term_stats), mode)
         timings["rerank_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
         top_k_min = min(s.rag_top_k_min, top_k_max)
+        ranked = self.diversify(candidates)
         if request.dynamic:
-            keep = dynamic_top_k(
-                [c.final_score for c in candidates],
-                top_k_min=top_k_min,
-                top_k_max=top_k_max,
-                drop_ratio=s.rag_similarity_drop_ratio,
-            )
+            keep = self.dynamic_cut(ranked, top_k_min=top_k_min, top_k_max=top_k_max)
         else:
-            keep = min(top_k_max, len(candidates))
-        results = candidates[:keep]
+            keep = min(top_k_max, len(ranked))
+        results = ranked[:keep]
         timings["cut_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        confidence = retrieval_confidence(candidates, chunk_totals, self.policy, top_n=s.confidence_top_n)
+        # Confidence reads final_score as an absolute strength (its anchors are on the seed's scale).
+        on_seed_scale = [dataclasses.replace(c, final_score=c.seed_score) for c in candidates]
+        confidence = retrieval_confidence(on_seed_scale, chunk_totals, self.policy, top_n=s.confidence_top_n)
         timings["confidence_ms"] = _ms(t0)
 
         diagnostics = SearchDiagnostics(
             query=query,
             query_terms=terms,
+            query_term_idfs=_idfs(term_stats),
             mode=mode,
             embedding_model=self.embedder.model_id if embedding is not None else None,
             parameters=SearchParameters(
@@ -185,7 +121,8 @@ class RetrievalService:
                 top_k_min=top_k_min,
                 top_k_max=top_k_max,
                 dynamic=request.dynamic,
-                drop_ratio=s.rag_similarity_drop_ratio,
+                drop_ratio=self.drop_ratio,
+                per_doc_cap=s.rag_per_doc_cap,
                 min_similarity=params.min_similarity if mode == "vector" else None,
                 rrf_k=params.rrf_k,
                 full_text_weight=params.full_text_weight,
@@ -193,8 +130,9 @@ class RetrievalService:
                 candidate_count=params.candidate_count,
                 ef_search=params.ef_search,
                 filtered_ef_search=params.filtered_ef_search,
+                rerank_policy=self.rerank_policy.name,
+                rerank_weights=self.rerank_policy.weights,
                 rerank_similarity=self._similarity_source(mode),
-                rerank_weights=RerankWeightsOut(**asdict(self.weights)),
                 filters=filters,
             ),
             stages=SearchStages(
@@ -230,7 +168,16 @@ class RetrievalService:
                     conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
                 )
         rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
-        rescored = {c.chunk_id: c for c in self._rerank(rows, search.diagnostics.query_terms, search.mode)}
+        terms = search.diagnostics.query_terms
+        scored = self._rerank(rows, search.query, terms, _idfs(search.term_stats), search.mode)
+        if self.rerank_policy.output == "softmax":
+            # A share among the foreign chunks would not compare with the question's own shares: put
+            # each on the question's scale, exp(logit) over the sum of exp(logit) of its candidates.
+            top = max((c.rerank_score for c in search.candidates), default=0.0)
+            total = sum(math.exp(c.rerank_score - top) for c in search.candidates) or 1.0
+            for chunk in scored:
+                chunk.final_score = math.exp(min(chunk.rerank_score - top, 50.0)) / total
+        rescored = {c.chunk_id: c for c in scored}
         return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
@@ -291,13 +238,44 @@ class RetrievalService:
             return "full_text_score / best"
         return "cosine" if self.settings.rag_rerank_similarity == "cosine" else "rrf_score / best"
 
-    def _rerank(self, rows: list[dict[str, Any]], terms: list[str], mode: Mode) -> list[ScoredChunk]:
-        source = self._similarity_source(mode)
-        best_rrf = max((r.get("rrf_score") or 0.0 for r in rows), default=0.0) or 1.0
-        best_ft = max((r.get("full_text_score") or 0.0 for r in rows), default=0.0) or 1.0
-        out = []
-        for r in rows:
-            chunk = ScoredChunk(
+    @property
+    def drop_ratio(self) -> float:
+        """The dynamic cut's ratio: RAG_SIMILARITY_DROP_RATIO, else the rerank policy's calibrated one."""
+        return self.settings.rag_similarity_drop_ratio or self.rerank_policy.drop_ratio
+
+    def dynamic_cut(self, ranked: Sequence[ScoredChunk], *, top_k_min: int, top_k_max: int) -> int:
+        """Stage 3: how many of `ranked` to keep (results at least drop_ratio as good as the best)."""
+        return dynamic_top_k(
+            [c.final_score for c in ranked],
+            top_k_min=top_k_min,
+            top_k_max=top_k_max,
+            drop_ratio=self.drop_ratio,
+        )
+
+    def diversify(self, ranked: list[ScoredChunk]) -> list[ScoredChunk]:
+        """No duplicate texts, and at most RAG_PER_DOC_CAP chunks of a document ahead of the others.
+
+        Applied to the results only: the candidates keep every chunk, since confidence counts how
+        many chunks of a document were found. It reorders chunks of one document behind other
+        documents, never documents among themselves, so a document's first (best) rank is kept.
+        """
+        return diversify(
+            ranked,
+            per_doc_cap=self.settings.rag_per_doc_cap,
+            document=lambda c: c.document_id,
+            content=lambda c: c.content_hash,
+        )
+
+    def _rerank(
+        self,
+        rows: list[dict[str, Any]],
+        query: str,
+        terms: list[str],
+        term_idf: dict[str, float],
+        mode: Mode,
+    ) -> list[ScoredChunk]:
+        chunks = [
+            ScoredChunk(
                 chunk_id=r["id"],
                 document_id=r["document_id"],
                 external_id=r["external_id"],
@@ -312,22 +290,22 @@ class RetrievalService:
                 full_text_rank=r.get("full_text_rank"),
                 rrf_score=r.get("rrf_score"),
                 similarity=r["similarity"],
+                full_text_score=r.get("full_text_score"),
             )
-            if source == "cosine":
-                chunk.rerank_similarity = chunk.similarity or 0.0
-            elif source == "rrf_score / best":
-                chunk.rerank_similarity = (chunk.rrf_score or 0.0) / best_rrf
-            else:
-                chunk.rerank_similarity = (r.get("full_text_score") or 0.0) / best_ft
-            chunk.keyword_coverage = keyword_coverage(terms, chunk.content_tokens)
-            heading = starts_with_heading(chunk.content)
-            chunk.structure_bonus = self.weights.structure_bonus if heading else 0.0
-            chunk.final_score = final_score(
-                chunk.rerank_similarity, chunk.keyword_coverage, heading, self.weights
-            )
-            out.append(chunk)
+            for r in rows
+        ]
+        policy = self.rerank_policy
+        features = candidate_features(chunks, terms, self._similarity_source(mode), query, term_idf)
+        finals = policy_scores(features, policy)
+        seed = policy_scores(features, self.seed_policy)
+        for chunk, f, final, seed_score in zip(chunks, features, finals, seed, strict=True):
+            chunk.seed_score = seed_score
+            chunk.keyword_coverage = f["keyword_coverage"]
+            chunk.contributions = {name: w * f[name] for name, w in policy.weights.items()}
+            chunk.rerank_score = sum(chunk.contributions.values())
+            chunk.final_score = final
         # Stable on ties: the prefetch order (RRF or cosine) breaks them.
-        return sorted(out, key=lambda c: -c.final_score)
+        return sorted(chunks, key=lambda c: -c.final_score)
 
 
 def log_search_done(result: SearchResult) -> None:
@@ -362,6 +340,10 @@ def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
         "content_tokens": chunk.content_tokens,
         "similarity": similarity,
     }
+
+
+def _idfs(term_stats: dict[str, tuple[int, float]]) -> dict[str, float]:
+    return {term: idf for term, (_df, idf) in term_stats.items()}
 
 
 def _ms(start: float) -> float:
