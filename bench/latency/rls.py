@@ -30,7 +30,8 @@ def paired_rls(
         owner, close_owner = sql_runner(url, settings, model, case, False)()
         user, close_user = sql_runner(url, settings, model, case, False, identity=LOCAL_IDENTITY)()
         try:
-            owner_ms, user_ms = [], []
+            owner_ms: list[float] = []
+            user_ms: list[float] = []
             for i, q in enumerate([q for _ in range(rounds) for q in queries]):
                 first, second = (
                     ((owner, owner_ms), (user, user_ms)) if i % 2 else ((user, user_ms), (owner, owner_ms))
