@@ -84,3 +84,28 @@ def test_every_command_module_registers_its_commands():
     usage = build_parser().format_help()
     for command in ("db", "ingest", "search", "ask", "serve", "demo", "reembed", "calibrate"):
         assert command in usage
+
+
+def test_searches_read_from_database_read_url_and_writes_go_to_database_url(fresh_database, settings):
+    """A stand-in replica (another database) proves the routing: what /search finds comes from the
+    read URL, what /documents writes lands in the primary."""
+    from backend.api.app import create_app
+
+    primary, replica = fresh_database(), fresh_database()
+    for url in (primary, replica):
+        migrations.upgrade(url)
+    on_replica = settings.model_copy(update={"database_url": replica, "auto_migrate": False})
+    with TestClient(
+        create_app(services=container.build_services(on_replica, embedder=HashingEmbedder()))
+    ) as c:
+        c.post("/documents", json={"title": "副本", "content": "只在副本库里的考拉文档。"})
+    services = container.build_services(
+        settings.model_copy(update={"database_url": primary, "database_read_url": replica}),
+        embedder=HashingEmbedder(),
+        migrate=False,
+    )
+    with TestClient(create_app(services=services)) as client:
+        client.post("/documents", json={"title": "主库", "content": "只在主库里的袋鼠文档。"})
+        titles = {h["title"] for h in client.post("/search", json={"query": "考拉 袋鼠"}).json()["results"]}
+        assert titles == {"副本"}
+        assert [d["title"] for d in client.get("/documents").json()["items"]] == ["主库"]

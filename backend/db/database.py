@@ -1,6 +1,6 @@
 """The one way user-facing work reaches PostgreSQL: a transaction as the caller, so RLS decides.
 
-`as_user(identity)` opens a transaction on the primary (or, for reads, on the read replica of
+`as_user(identity)` opens a transaction on the primary (or, for searches, on the read replica of
 DATABASE_READ_URL), switches it to the caller's role and claims, and sets the search path and the
 statement timeout for that transaction only, which is what a transaction-mode pooler allows.
 `owner()` is the backend's own role (the tables' owner, bypassing RLS): for migrations, the CLI's
@@ -30,14 +30,16 @@ class Database:
 
     @contextmanager
     def as_user(
-        self, identity: Identity, *, read_only: bool = False, snapshot: bool = False
+        self, identity: Identity, *, read_only: bool = False, snapshot: bool = False, replica: bool = False
     ) -> Iterator[psycopg.Connection]:
         """A connection in one transaction as `identity`; commits on success, rolls back on error.
 
-        read_only: may run on the read replica. snapshot: every statement reads one snapshot
-        (repeatable read), for reads that must agree with each other.
+        read_only: the transaction writes nothing. snapshot: every statement reads one snapshot
+        (repeatable read), for reads that must agree with each other. replica: may run on the read
+        replica (DATABASE_READ_URL) - searches only: a replica lags, and lists read right after a
+        write must show it.
         """
-        pool = self.read_pool if (read_only or snapshot) and self.read_pool else self.pool
+        pool = self.read_pool if replica and self.read_pool else self.pool
         with pool.connection() as conn, conn.transaction():
             if snapshot:
                 conn.execute("set transaction isolation level repeatable read, read only")

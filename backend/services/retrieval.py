@@ -163,7 +163,7 @@ class RetrievalService:
         foreign = [c for c in chunks if c.chunk_id not in own]
         cosines: dict[int, float] = {}
         if foreign and search.embedding is not None:
-            with self.db.as_user(identity, read_only=True) as conn:
+            with self.db.as_user(identity, read_only=True, replica=True) as conn:
                 cosines = retrieval_repo.similarities(
                     conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
                 )
@@ -206,7 +206,7 @@ class RetrievalService:
         model = self.embedder.model_id if embedding is not None else None
         # One snapshot for every read: a document deleted or re-ingested in between must not leave
         # rows whose document has no chunk count.
-        with self.db.as_user(identity, snapshot=True) as conn:
+        with self.db.as_user(identity, snapshot=True, replica=True) as conn:
             if mode == "vector":
                 assert embedding is not None
                 rows = retrieval_repo.match_documents(
