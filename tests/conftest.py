@@ -22,7 +22,8 @@ from backend.db.connection import connect
 from backend.db.embedded import start_embedded_server
 
 USER_TABLES = (
-    "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats, web_search_cache"
+    "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats, "
+    "web_search_cache, research_runs"
 )
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 from collections.abc import Iterator
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from google import genai
@@ -27,7 +26,9 @@ from backend.llm import (
     load_prompt,
 )
 from backend.llm.extractive import MAX_SENTENCE_CHARS
+from backend.llm.usage import metering
 from backend.testing import ScriptedLLM
+from tests.fake_gemini import FakeGemini, gemini_response
 from tests.fake_http import serve
 
 PROMPT_VARIABLES = {
@@ -37,6 +38,15 @@ PROMPT_VARIABLES = {
     "gap_queries": {"question", "evidence_summary", "max_queries"},
     "not_found_zh": set(),
     "not_found_en": set(),
+    "research_plan": {"question", "max_sections", "max_queries"},
+    "research_sufficiency": {
+        "question",
+        "original_question",
+        "confidence_level",
+        "completed_queries",
+        "evidence",
+        "max_queries",
+    },
 }
 
 KANGAROO = [
@@ -199,43 +209,10 @@ def test_scripted_llm_raises_a_scripted_error_while_streaming() -> None:
 # --- Gemini against a local fake server ------------------------------------------------------------
 
 
-class FakeGemini:
-    """Replies to generateContent / streamGenerateContent with queued responses and records requests."""
-
-    def __init__(self) -> None:
-        self.url = ""
-        self.replies: list[tuple[int, str, str]] = []
-        self.requests: list[tuple[str, dict, dict]] = []
-
-    def reply_text(self, text: str) -> None:
-        self.replies.append((200, json.dumps(_response(text)), "application/json"))
-
-    def reply_stream(self, *texts: str, finish: str = "STOP") -> None:
-        chunks = [_response(t) for t in texts] or [_response("")]
-        chunks[-1]["candidates"][0]["finishReason"] = finish
-        body = "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in chunks)
-        self.replies.append((200, body, "text/event-stream"))
-
-    def reply_error(self, code: int, status: str, message: str) -> None:
-        body = {"error": {"code": code, "message": message, "status": status}}
-        self.replies.append((code, json.dumps(body), "application/json"))
-
-
-def _response(text: str) -> dict:
-    parts = [{"text": text}] if text else []
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]}
-
-
 @pytest.fixture
 def fake_gemini() -> Iterator[FakeGemini]:
     fake = FakeGemini()
-
-    def respond(path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
-        fake.requests.append((path, body, headers))
-        status, payload, content_type = fake.replies.pop(0)
-        return status, payload.encode(), content_type
-
-    with serve(respond) as url:
+    with serve(fake.respond) as url:
         fake.url = url
         yield fake
 
@@ -260,6 +237,32 @@ def test_gemini_complete_posts_generate_content(fake_gemini: FakeGemini) -> None
     assert headers["x-goog-api-key"] == "test-key"
     assert body["systemInstruction"]["parts"][0]["text"] == "Rewrite queries."
     assert body["contents"][0]["parts"][0]["text"] == "那它的作者是谁？"
+
+
+def test_gemini_complete_json_holds_the_model_to_the_schema_and_reports_usage(
+    fake_gemini: FakeGemini,
+) -> None:
+    schema = {"type": "object", "properties": {"sufficient": {"type": "boolean"}}, "required": ["sufficient"]}
+    fake_gemini.reply_text('好的：\n```json\n{"sufficient": true}\n```', total_tokens=321)
+    with metering() as meter:
+        assert gemini(fake_gemini).complete_json("Judge.", "evidence", schema) == {"sufficient": True}
+    assert (meter.reported, meter.tokens) == (True, 321)
+    _, body, _ = fake_gemini.requests[0]
+    assert body["generationConfig"]["responseMimeType"] == "application/json"
+    assert body["generationConfig"]["responseJsonSchema"] == schema
+    assert body["systemInstruction"]["parts"][0]["text"] == "Judge."
+
+
+def test_gemini_complete_json_without_an_object_is_none(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_text("I cannot help with that.")
+    assert gemini(fake_gemini).complete_json("", "prompt", {"type": "object"}) is None
+
+
+def test_structured_output_of_the_other_providers() -> None:
+    assert ExtractiveLLM().complete_json("", "prompt", {}) is None
+    scripted = ScriptedLLM(json_completions=['Sure! {"a": 1} hope this helps', "no json", {"b": 2}])
+    assert [scripted.complete_json("", "p", {}) for _ in range(3)] == [{"a": 1}, None, {"b": 2}]
+    assert len(scripted.json_calls) == 3
 
 
 def test_gemini_answer_streams_sse_chunks(fake_gemini: FakeGemini) -> None:
@@ -318,7 +321,7 @@ def test_gemini_does_not_retry_once_text_was_streamed() -> None:
 
     def broken_stream(**kwargs: object) -> Iterator[types.GenerateContentResponse]:
         calls.append(kwargs)
-        yield types.GenerateContentResponse.model_validate(_response("尤金袋鼠"))
+        yield types.GenerateContentResponse.model_validate(gemini_response("尤金袋鼠"))
         raise genai_errors.ServerError(503, {"error": {"code": 503, "status": "UNAVAILABLE", "message": "x"}})
 
     client = SimpleNamespace(models=SimpleNamespace(generate_content_stream=broken_stream))

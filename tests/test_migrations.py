@@ -22,6 +22,7 @@ USER_TABLES = [
     "documents",
     "embedding_cache",
     "messages",
+    "research_runs",
     "term_stats",
     "web_search_cache",
 ]

@@ -14,7 +14,7 @@ from backend.api.errors import ERROR_RESPONSES, install_error_handlers
 from backend.api.limits import RateLimiter
 from backend.api.middleware import BodySizeLimit, RequestId
 from backend.api.request_context import REQUEST_ID_HEADER
-from backend.api.routes import chat, conversations, documents, search
+from backend.api.routes import chat, conversations, documents, research, search
 from backend.config import Settings, get_settings
 from backend.services.container import Services, build_services
 
@@ -71,7 +71,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         )
     app.add_middleware(RequestId)
 
-    for module in (documents, search, chat, conversations):
+    for module in (documents, search, chat, research, conversations):
         app.include_router(module.router)
 
     @app.get("/health", tags=["health"], summary="Liveness and database check")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -39,4 +39,9 @@ class LLM(Protocol):
 
     def complete(self, system: str, prompt: str) -> str | None:
         """Free-form text for helper tasks (`system` may be empty); None when the provider cannot."""
+        ...
+
+    def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """A JSON object shaped by `schema` (a JSON Schema), for structured helper tasks (research plans,
+        sufficiency checks); None when the provider cannot, or what it wrote holds no JSON object."""
         ...

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from backend.llm.base import SourceText, Turn
 from backend.text import detect_lang, normalize, query_terms, segment
@@ -55,6 +56,10 @@ class ExtractiveLLM:
 
     def complete(self, system: str, prompt: str) -> str | None:
         """Free-form generation is beyond an extractive model."""
+        return None
+
+    def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """So is structured output: callers use their heuristics."""
         return None
 
 

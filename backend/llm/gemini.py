@@ -7,7 +7,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google import genai
 from google.genai import errors as genai_errors
@@ -16,7 +16,9 @@ from google.genai import types
 from backend.config import Settings
 from backend.errors import ProviderError
 from backend.llm.base import SourceText, Turn
+from backend.llm.parsing import parse_json
 from backend.llm.prompts import format_sources, load_prompt
+from backend.llm.usage import report_tokens
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -72,10 +74,31 @@ class GeminiLLM:
     def complete(self, system: str, prompt: str) -> str | None:
         """One non-streamed generation; None when the model returned no text."""
         config = types.GenerateContentConfig(system_instruction=system or None)
+        response = self._generate(prompt, config)
+        return (response.text or "").strip() or None
+
+    def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """Structured output: the model is held to `schema` (response_json_schema). What it wrote is
+        still parsed leniently (fences and prose around the object ignored); None when it holds none."""
+        config = types.GenerateContentConfig(
+            system_instruction=system or None,
+            response_mime_type="application/json",
+            response_json_schema=schema,
+        )
+        text = (self._generate(prompt, config).text or "").strip()
+        try:
+            value = parse_json(text)
+        except ValueError:
+            log.warning("Gemini (%s) returned no JSON object: %.200r", self.name, text)
+            return None
+        return value if isinstance(value, dict) else None
+
+    def _generate(self, prompt: str, config: types.GenerateContentConfig) -> types.GenerateContentResponse:
         response = self._with_retries(
             lambda: self._client.models.generate_content(model=self.name, contents=prompt, config=config)
         )
-        return (response.text or "").strip() or None
+        _report_usage(response)
+        return response
 
     def _stream(self, contents: list[types.Content]) -> Iterator[str]:
         attempt = 0
@@ -90,6 +113,7 @@ class GeminiLLM:
                     if last.text:
                         yielded = True
                         yield last.text
+                _report_usage(last)  # the last chunk carries the whole response's usage
             except _FAILURES as exc:
                 # Text the user has already seen cannot be taken back, so only an untouched stream retries.
                 if yielded:
@@ -148,6 +172,11 @@ def _history_contents(history: Sequence[Turn]) -> list[types.Content]:
         for turn in history
         if turn.content.strip()
     ]
+
+
+def _report_usage(response: types.GenerateContentResponse | None) -> None:
+    usage = response.usage_metadata if response is not None else None
+    report_tokens(usage.total_token_count if usage is not None else None)
 
 
 def _describe(exc: Exception) -> str:

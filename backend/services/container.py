@@ -15,6 +15,7 @@ from backend.db.database import Database
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
+from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.services.chat import ChatService
 from backend.services.ingestion import IngestionService
@@ -32,6 +33,7 @@ class Services:
     ingestion: IngestionService
     retrieval: RetrievalService
     chat: ChatService
+    research: ResearchService
 
     @property
     def pool(self) -> ConnectionPool:
@@ -39,6 +41,7 @@ class Services:
         return self.db.pool
 
     def close(self) -> None:
+        self.research.close()
         self.db.close()
 
 
@@ -84,6 +87,8 @@ def build_services(
         ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
         chat=ChatService(db, retrieval, llm, settings),
+        # The web leg plugs in here (web_search=...): a research query in, web hits out (research/types.py).
+        research=ResearchService(db, retrieval, llm, settings),
     )
 
 

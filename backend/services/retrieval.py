@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -151,23 +151,28 @@ class RetrievalService:
         return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
 
     def rescore(
-        self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
+        self,
+        search: SearchResult,
+        chunks: Sequence[ScoredChunk],
+        *,
+        identity: Identity,
+        cosines: Mapping[int, float] | None = None,
     ) -> list[ScoredChunk]:
         """`chunks` scored against `search`'s question, on the scale of its own candidates, so one rerank
         can order chunks that other searches found (gap queries; evidence-retention.md §四 Step 2).
 
         A chunk the question's own search ranked keeps that score. Another gets its cosine to the
         question and its coverage of the question's terms; it has no rank in the question's legs.
+        `cosines` are the caller's, for chunks the database does not hold (web pages in deep research).
         """
         own = {c.chunk_id: c for c in search.candidates}
         foreign = [c for c in chunks if c.chunk_id not in own]
-        cosines: dict[int, float] = {}
-        if foreign and search.embedding is not None:
+        known = dict(cosines or {})
+        stored = [c.chunk_id for c in foreign if c.chunk_id not in known]
+        if stored and search.embedding is not None:
             with self.db.as_user(identity, read_only=True, replica=True) as conn:
-                cosines = retrieval_repo.similarities(
-                    conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
-                )
-        rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
+                known |= retrieval_repo.similarities(conn, chunk_ids=stored, query_embedding=search.embedding)
+        rows = [_as_row(c, similarity=known.get(c.chunk_id)) for c in foreign]
         terms = search.diagnostics.query_terms
         scored = self._rerank(rows, search.query, terms, _idfs(search.term_stats), search.mode)
         if self.rerank_policy.output == "softmax":

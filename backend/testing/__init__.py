@@ -8,6 +8,6 @@ demo (`python -m backend.testing.fake_web`).
 """
 
 from backend.testing.embeddings import FailingEmbedder, HashingEmbedder
-from backend.testing.llm import AnswerCall, CompleteCall, ScriptedLLM
+from backend.testing.llm import AnswerCall, CompleteCall, JsonCall, ScriptedLLM
 
-__all__ = ["AnswerCall", "CompleteCall", "FailingEmbedder", "HashingEmbedder", "ScriptedLLM"]
+__all__ = ["AnswerCall", "CompleteCall", "FailingEmbedder", "HashingEmbedder", "JsonCall", "ScriptedLLM"]

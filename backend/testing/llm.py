@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from backend.llm.base import SourceText, Turn
+from backend.llm.parsing import parse_json
 
 AnswerScript = Callable[[str, Sequence[SourceText], Sequence[Turn]], str]
 CompleteScript = Callable[[str, str], str | None]
+# A structured completion: a dict, or text read the way a provider's reply is (JSON found in prose).
+JsonReply = dict[str, Any] | str | None
+JsonScript = Callable[[str, str, dict[str, Any]], JsonReply]
 
 
 @dataclass(frozen=True)
@@ -28,18 +33,30 @@ class CompleteCall:
     prompt: str
 
 
+@dataclass(frozen=True)
+class JsonCall:
+    """The arguments of one complete_json() call."""
+
+    system: str
+    prompt: str
+    schema: dict[str, Any]
+
+
 @dataclass
 class ScriptedLLM:
     """Plays back `answers` (strings, or exceptions to raise) in order, repeating the last one;
-    `complete()` does the same with `completions`, and returns None when none were given."""
+    `complete()` does the same with `completions`, and returns None when none were given;
+    `complete_json()` with `json_completions` (dicts, or text parsed as a provider's reply is)."""
 
     answers: Sequence[str | Exception] | AnswerScript = ()
     completions: Sequence[str | None | Exception] | CompleteScript = ()
+    json_completions: Sequence[JsonReply | Exception] | JsonScript = ()
     delta_chars: int = 5  # answers stream in pieces this long, so [n] markers may span deltas
     name: str = "scripted"
     generator: str = "scripted"
     calls: list[AnswerCall] = field(default_factory=list)
     complete_calls: list[CompleteCall] = field(default_factory=list)
+    json_calls: list[JsonCall] = field(default_factory=list)
 
     def answer(
         self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
@@ -55,6 +72,21 @@ class ScriptedLLM:
             return self.completions(system, prompt)
         return _next(self.completions, len(self.complete_calls))
 
+    def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """Record the call and return the scripted object (text is parsed; no JSON object: None)."""
+        self.json_calls.append(JsonCall(system, prompt, schema))
+        if callable(self.json_completions):
+            reply = self.json_completions(system, prompt, schema)
+        else:
+            script = self.json_completions
+            reply = _next(script, len(self.json_calls)) if script else None
+        if isinstance(reply, str):
+            try:
+                reply = parse_json(reply)
+            except ValueError:
+                return None
+        return reply if isinstance(reply, dict) else None
+
     def _stream(
         self, call_number: int, question: str, sources: Sequence[SourceText], history: Sequence[Turn]
     ) -> Iterator[str]:
@@ -69,7 +101,7 @@ class ScriptedLLM:
             yield text[start : start + step]
 
 
-def _next(script: Sequence[str | None | Exception], call_number: int) -> str | None:
+def _next(script: Sequence[Any], call_number: int) -> Any:
     if not script:
         return None
     item = script[min(call_number, len(script)) - 1]

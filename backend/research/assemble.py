@@ -1,0 +1,133 @@
+"""The report: sections in plan order, citations renumbered [1..n] by first appearance across them, the
+bibliography (the sources list, shaped like /chat's), a note when the report is partial.
+
+Seed (evidence-retention.md, 通用语义): the final synthesis truncates nothing, it joins the sections.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from backend.research.types import EvidenceItem
+from backend.research.write import MARKER, SectionDraft
+from backend.text import detect_lang
+
+SNIPPET_CHARS = 300
+_REASONS = {
+    "zh": {
+        "deadline": "时间上限",
+        "max_model_calls": "模型调用次数上限",
+        "max_tokens": "模型 token 上限",
+        "max_searches": "检索次数上限",
+    },
+    "en": {
+        "deadline": "the time limit",
+        "max_model_calls": "the model-call limit",
+        "max_tokens": "the token limit",
+        "max_searches": "the search limit",
+    },
+}
+
+
+@dataclass
+class Report:
+    markdown: str
+    sections: list[dict[str, Any]]  # {title, question, content, source_numbers}
+    sources: list[dict[str, Any]]
+
+
+def assemble(question: str, drafts: Sequence[SectionDraft], partial_reasons: Sequence[str]) -> Report:
+    """Renumber, collect the cited sources in order of first citation, and lay out the Markdown."""
+    numbers: dict[int, int] = {}  # evidence id -> report number
+    items: dict[int, EvidenceItem] = {}
+    used_in: dict[int, list[int]] = {}
+    sections = []
+    for draft in drafts:
+        for evidence_id in draft.cited:
+            if evidence_id not in numbers:
+                numbers[evidence_id] = len(numbers) + 1
+                items[evidence_id] = draft.evidence[evidence_id]
+            used_in.setdefault(evidence_id, []).append(draft.index)
+        content = renumber(draft.text, numbers)
+        sections.append(
+            {
+                "title": draft.title,
+                "question": draft.question,
+                "content": content,
+                "source_numbers": sorted({numbers[e] for e in draft.cited}),
+            }
+        )
+    sources = [
+        source_record(n, items[evidence_id], sections=used_in[evidence_id])
+        for evidence_id, n in sorted(numbers.items(), key=lambda kv: kv[1])
+    ]
+    lang = "zh" if detect_lang(question) == "zh" else "en"
+    return Report(_markdown(question, sections, sources, partial_reasons, lang), sections, sources)
+
+
+def renumber(text: str, numbers: dict[int, int]) -> str:
+    """Evidence ids as report numbers (every id in `text` is in `numbers`: unsupported ones are gone)."""
+
+    def fix(match: re.Match[str]) -> str:
+        ids = [int(x) for x in re.split(r"\s*[,，、]\s*", match.group(1).strip())]
+        return "".join(f"[{numbers[i]}]" for i in ids if i in numbers)
+
+    return MARKER.sub(fix, text)
+
+
+def source_record(n: int, item: EvidenceItem, *, sections: list[int]) -> dict[str, Any]:
+    """One bibliography entry: /chat's source shape, plus where research found it."""
+    chunk = item.chunk
+    text = " ".join(chunk.content.split()) if item.web else chunk.content
+    snippet = text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "…"
+    record: dict[str, Any] = {
+        "n": n,
+        "snippet": snippet,
+        "cited": True,
+        "in_context": True,
+        "pool_source": item.pool_source,
+        "sections": sorted(set(sections)),
+    }
+    if item.web is not None:
+        return {**record, **item.web.as_source(), "title": chunk.title, "heading": "", "why": chunk.why()}
+    return {
+        **record,
+        "chunk_id": chunk.chunk_id,
+        "document_id": str(chunk.document_id),
+        "external_id": chunk.external_id,
+        "title": chunk.title,
+        "heading": chunk.heading,
+        "content_hash": chunk.content_hash,
+        "why": chunk.why(),
+    }
+
+
+def _markdown(
+    question: str,
+    sections: list[dict[str, Any]],
+    sources: list[dict[str, Any]],
+    partial_reasons: Sequence[str],
+    lang: str,
+) -> str:
+    lines = [f"# {question.strip()}", ""]
+    if partial_reasons:
+        names = [_REASONS[lang].get(r, r) for r in partial_reasons]
+        note = (
+            f"> 注意：本报告不完整（已达到{'、'.join(names)}），以下内容基于已找到的证据。"
+            if lang == "zh"
+            else f"> Note: this report is partial (it reached {', '.join(names)}); it is written from "
+            "the evidence found so far."
+        )
+        lines += [note, ""]
+    for section in sections:
+        lines += [f"## {section['title']}", "", section["content"], ""]
+    if sources:
+        lines += ["## 参考来源" if lang == "zh" else "## Sources", ""]
+        for source in sources:
+            label = " > ".join(p for p in (source["title"], source.get("heading") or "") if p)
+            where = f" — {source['url']}" if source.get("url") else ""
+            lines.append(f"- [{source['n']}] {label}{where}")
+    return "\n".join(lines).rstrip() + "\n"

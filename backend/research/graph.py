@@ -1,0 +1,126 @@
+"""The research graph on plain asyncio: plan -> sections in parallel (search, evaluate, gap search) ->
+write each section from its own pool -> assemble.
+
+Structured concurrency: every branch is a task of a TaskGroup, the research phase runs under
+asyncio.timeout until deadline x (1 - RESEARCH_WRITE_RESERVE), and cancelling the run (a client
+that disconnects) cancels the whole tree. When a budget runs out nothing new starts; sections
+stop where they are and the report is written from what their pools hold, marked partial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from backend.research.assemble import Report, assemble
+from backend.research.plan import make_plan
+from backend.research.pool import SectionPool
+from backend.research.sections import RunContext, SectionState, finish_section, research_section
+from backend.research.types import Plan
+from backend.research.write import SectionDraft, write_section
+
+T = TypeVar("T")
+
+
+@dataclass
+class ResearchOutcome:
+    plan: Plan
+    sections: list[SectionState]
+    drafts: list[SectionDraft]
+    report: Report
+    partial_reasons: list[str]
+    timings: dict[str, float]
+
+
+async def run_graph(ctx: RunContext) -> ResearchOutcome:
+    """One research run from question to report; raises only what no section could work around."""
+    started = time.perf_counter()
+    plan = await make_plan(ctx.question, ctx.model, ctx.preset)
+    ctx.budget.reserve_for_writing(len(plan.sections))
+    ctx.emit(
+        {
+            "type": "plan",
+            "method": plan.method,
+            "fallback_reason": plan.fallback_reason,
+            "preset": ctx.preset.name,
+            "step_top_k": ctx.step_k,
+            "write_top_k": ctx.write_k,
+            "max_loops": ctx.preset.max_loops,
+            "limits": ctx.budget.limits.as_dict(),
+            "sections": [{"index": i, **s.as_dict()} for i, s in enumerate(plan.sections)],
+        }
+    )
+    states = [SectionState(i, s, SectionPool(ctx.ids)) for i, s in enumerate(plan.sections)]
+    planned = time.perf_counter()
+
+    await _research(ctx, states)
+    researched = time.perf_counter()
+    if ctx.failures and not ctx.succeeded:
+        raise ctx.failures[
+            0
+        ]  # not one search worked: the cause (database down, model mismatch) is the answer
+
+    ctx.emit(
+        {
+            "type": "writing",
+            "sections": [{"index": s.index, "title": s.plan.title, "pool": len(s.pool)} for s in states],
+            "write_top_k": ctx.write_k,
+        }
+    )
+    slots = asyncio.Semaphore(ctx.settings.research_parallel_sections)
+    drafts = await _gather(states, lambda s: _bounded(slots, write_section(ctx, s)))
+    written = time.perf_counter()
+
+    reasons: list[str] = list(dict.fromkeys(ctx.budget.exhausted))
+    report = assemble(ctx.asked or ctx.question, drafts, reasons)
+    timings = {
+        "plan_ms": _ms(started, planned),
+        "research_ms": _ms(planned, researched),
+        "write_ms": _ms(researched, written),
+        "total_ms": _ms(started, time.perf_counter()),
+    }
+    return ResearchOutcome(plan, states, drafts, report, reasons, timings)
+
+
+async def _research(ctx: RunContext, states: list[SectionState]) -> None:
+    """Every section in parallel until done or research time runs out (then each stops where it is)."""
+    slots = asyncio.Semaphore(ctx.settings.research_parallel_sections)
+    try:
+        async with asyncio.timeout(max(ctx.budget.research_remaining(), 0.0)):
+            await _gather(states, lambda s: _bounded(slots, research_section(ctx, s)))
+    except TimeoutError:
+        ctx.budget.exhaust("deadline")
+    for state in states:
+        finish_section(ctx, state, reason=f"budget: {ctx.budget.stop_reason() or 'deadline'}")
+
+
+async def _bounded(slots: asyncio.Semaphore, work: Awaitable[T]) -> T:
+    async with slots:
+        return await work
+
+
+async def _gather(items: Sequence[SectionState], work: Callable[[SectionState], Awaitable[T]]) -> list[T]:
+    """Run work(item) for every item in one TaskGroup; a failure cancels the rest and is re-raised as
+    itself (not as an ExceptionGroup), so the API maps it to its status."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_as_coroutine(work(item))) for item in items]
+    except BaseExceptionGroup as grouped:
+        raise _first(grouped) from None
+    return [task.result() for task in tasks]
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000, 1)

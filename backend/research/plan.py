@@ -1,0 +1,97 @@
+"""The plan: sections (sub-questions with their searches) asked of the model as JSON, checked, and
+replaced by the heuristic plan whenever the model cannot give a usable one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backend.llm import load_prompt
+from backend.llm.parsing import clean_line
+from backend.research.heuristic_plan import heuristic_plan
+from backend.research.model import ResearchModel
+from backend.research.presets import Preset
+from backend.research.types import Plan, SectionPlan
+
+MAX_QUERY_CHARS = 300
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "sections": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 4,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string"},
+                    "question": {"type": "string"},
+                    "queries": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+                },
+                "required": ["title", "question", "queries"],
+            },
+        }
+    },
+    "required": ["sections"],
+}
+
+
+async def make_plan(question: str, model: ResearchModel, preset: Preset) -> Plan:
+    """The model's plan when it gives a usable one, else the heuristic plan (with the reason)."""
+    fallback = heuristic_plan(
+        question, max_sections=preset.max_sections, queries_per_section=preset.queries_per_section
+    )
+    if not model.generative:
+        return fallback
+    prompt = load_prompt("research_plan").render(
+        question=question, max_sections=preset.max_sections, max_queries=preset.queries_per_section
+    )
+    value, outcome = await model.complete_json("plan", "", prompt, PLAN_SCHEMA)
+    if value is None:
+        return Plan(fallback.sections, "heuristic", outcome.failure or "no plan")
+    sections = sections_from_json(value, preset)
+    if not sections:
+        return Plan(fallback.sections, "heuristic", "malformed plan (no usable section)")
+    return Plan(sections, "llm")
+
+
+def sections_from_json(value: dict[str, Any], preset: Preset) -> list[SectionPlan]:
+    """The usable sections of a model's plan: text cleaned of markdown and labels, empty or repeated
+    sections dropped, at most max_sections with at most queries_per_section searches each."""
+    raw = value.get("sections")
+    if not isinstance(raw, list):
+        return []
+    sections: list[SectionPlan] = []
+    seen: set[str] = set()
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        question = _text(item.get("question")) or _text(item.get("title"))
+        if not question or _key(question) in seen:
+            continue
+        seen.add(_key(question))
+        title = _text(item.get("title")) or question
+        queries = [question]
+        for query in _list(item.get("queries")):
+            text = _text(query)
+            if text and _key(text) not in {_key(q) for q in queries}:
+                queries.append(text)
+        sections.append(SectionPlan(title[:120], question, queries[: preset.queries_per_section]))
+        if len(sections) == preset.max_sections:
+            break
+    return sections
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        return ""
+    text = clean_line(" ".join(value.split()))
+    return text if 2 <= len(text) <= MAX_QUERY_CHARS else ""
+
+
+def _key(text: str) -> str:
+    return "".join(text.lower().split()).rstrip("？?。.")

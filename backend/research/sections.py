@@ -1,0 +1,253 @@
+"""Research one section: its first round of searches, then evaluate -> gap searches, at most MAX_LOOPS
+times, every step reported as an event. Sections run concurrently on one event loop; their searches
+run in worker threads, at most RESEARCH_PARALLEL_SEARCHES at a time per run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from backend.auth.identity import Identity
+from backend.config import Settings
+from backend.embeddings import Embedder
+from backend.errors import DomainError
+from backend.research.budget import Phase, RunBudget
+from backend.research.evaluate import QueryLedger, Verdict, judge
+from backend.research.model import ResearchModel
+from backend.research.pool import EvidenceIds, PoolRanker, SectionPool
+from backend.research.presets import Preset
+from backend.research.types import Emit, PoolSource, SectionPlan, WebSearchHook
+from backend.retrieval.budget import EvidenceBudget
+from backend.services.retrieval import RetrievalService, SearchRequest, SearchResult
+from backend.web.types import WebResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunContext:
+    """What every branch of one run shares: its services, budget, ledgers and event sink."""
+
+    question: str
+    identity: Identity
+    settings: Settings
+    preset: Preset
+    step_k: int
+    write_k: int
+    filters: dict[str, Any] | None
+    retrieval: RetrievalService
+    embedder: Embedder
+    model: ResearchModel
+    budget: RunBudget
+    emit: Emit
+    asked: str = ""  # the question as the user wrote it (the report's heading); "": `question`
+    web: WebSearchHook | None = None
+    ledger: QueryLedger = field(default_factory=QueryLedger)
+    ids: EvidenceIds = field(default_factory=EvidenceIds)
+    search_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(2))
+    failures: list[Exception] = field(default_factory=list)  # searches that raised (the run goes on)
+    succeeded: int = 0  # searches that returned
+
+
+@dataclass
+class SectionState:
+    index: int
+    plan: SectionPlan
+    pool: SectionPool
+    searches: list[SearchResult] = field(default_factory=list)  # the section question's first
+    queries: list[dict[str, Any]] = field(default_factory=list)  # each search, for the diagnostics
+    verdicts: list[Verdict] = field(default_factory=list)
+    rounds: int = 0  # gap rounds run
+    stop_reason: str | None = None
+    done: bool = False
+    ranker: PoolRanker | None = None
+
+    @property
+    def anchor(self) -> SearchResult | None:
+        """The search the pool is ranked against: the section question's, else the first that ran."""
+        return self.searches[0] if self.searches else None
+
+    @property
+    def sufficient(self) -> bool:
+        return bool(self.verdicts) and self.verdicts[-1].sufficient
+
+
+async def research_section(ctx: RunContext, section: SectionState) -> None:
+    """Search, evaluate, search the gaps; ends sufficient, at MAX_LOOPS, out of queries or of budget."""
+    ctx.emit({"type": "section_started", "section": section.index, **section.plan.as_dict()})
+    # The section question is searched even if another section asked it too: it anchors the ranking.
+    ctx.ledger.claim(section.plan.question)
+    queries = [section.plan.question, *(q for q in section.plan.queries[1:] if ctx.ledger.claim(q))]
+    await _search_all(ctx, section, queries, round_no=0, pool_source="research_round")
+    round_no = 0
+    while True:
+        if ctx.budget.stopped:
+            section.stop_reason = f"budget: {ctx.budget.stop_reason()}"
+            break
+        verdict = await evaluate(ctx, section, round_no)
+        if verdict.sufficient:
+            section.stop_reason = "sufficient"
+            break
+        if verdict.method == "none":
+            section.stop_reason = verdict.reason or "no verdict"
+            break
+        if round_no >= ctx.preset.max_loops:
+            section.stop_reason = "max_loops"
+            break
+        gaps = [q for q in verdict.gap_queries if ctx.ledger.claim(q)]
+        if not gaps:
+            section.stop_reason = "no new queries"
+            break
+        round_no += 1
+        section.rounds = round_no
+        await _search_all(ctx, section, gaps, round_no=round_no, pool_source="eval_supplement")
+    finish_section(ctx, section)
+
+
+def finish_section(ctx: RunContext, section: SectionState, reason: str | None = None) -> None:
+    """Mark the section done (once) and report it."""
+    if section.done:
+        return
+    section.done = True
+    section.stop_reason = section.stop_reason or reason
+    ctx.emit(
+        {
+            "type": "section_done",
+            "section": section.index,
+            "title": section.plan.title,
+            "rounds": section.rounds,
+            "pool": len(section.pool),
+            "pool_sources": section.pool.counts(),
+            "sufficient": section.sufficient,
+            "stop_reason": section.stop_reason,
+        }
+    )
+
+
+async def evaluate(ctx: RunContext, section: SectionState, round_no: int) -> Verdict:
+    """Rank the pool against the section question, then judge it; reports evidence and sufficiency."""
+    ranked = await rank_pool(ctx, section)
+    top = ranked[: ctx.preset.eval_top_k]
+    ctx.emit(
+        {
+            "type": "evidence",
+            "section": section.index,
+            "round": round_no,
+            "pool": len(section.pool),
+            "pool_sources": section.pool.counts(),
+            "relevant": len(ranked),
+            "top": [{"id": i.id, "title": i.chunk.title, "heading": i.chunk.heading} for i in top[:5]],
+        }
+    )
+    if section.anchor is None:
+        verdict = Verdict(False, "none", "nothing could be searched", "low", None)
+    else:
+        assert section.ranker is not None
+        chunks = [section.ranker.scored[i.key] for i in ranked]
+        verdict = await judge(
+            section.plan.question,
+            ctx.question,
+            chunks,
+            section.searches,
+            model=ctx.model,
+            ledger=ctx.ledger,
+            preset=ctx.preset,
+            settings=ctx.settings,
+        )
+    section.verdicts.append(verdict)
+    ctx.emit({"type": "sufficiency", "section": section.index, "round": round_no, **verdict.as_event()})
+    return verdict
+
+
+async def rank_pool(ctx: RunContext, section: SectionState) -> list[Any]:
+    """The pool's relevant items, best first against the section question (empty without a search)."""
+    anchor = section.anchor
+    if anchor is None or not section.pool.items:
+        return []
+    if section.ranker is None or section.ranker.anchor is not anchor:
+        section.ranker = PoolRanker(ctx.retrieval, ctx.embedder, ctx.settings, ctx.identity, anchor)
+    ranker = section.ranker
+    return await asyncio.to_thread(ranker.rank, list(section.pool.items.values()))
+
+
+async def _search_all(
+    ctx: RunContext, section: SectionState, queries: list[str], *, round_no: int, pool_source: PoolSource
+) -> None:
+    results = await asyncio.gather(
+        *(search(ctx, section, q, round_no=round_no, pool_source=pool_source) for q in queries)
+    )
+    # In query order: the section question's own search anchors the ranking, whichever finished first.
+    section.searches.extend(r for r in results if r is not None)
+
+
+async def search(
+    ctx: RunContext,
+    section: SectionState,
+    query: str,
+    *,
+    round_no: int,
+    pool_source: PoolSource,
+    phase: Phase = "research",
+) -> SearchResult | None:
+    """One local search (and the web leg, when enabled) into the section's pool; None when the budget
+    refused it or it failed (a failure is recorded and reported; the run goes on)."""
+    if not ctx.budget.take_search(phase):
+        return None
+    started = time.perf_counter()
+    request = SearchRequest(
+        query=query,
+        top_k=ctx.step_k,
+        prefetch_k=EvidenceBudget.compute(ctx.step_k).actual_recall,
+        dynamic=False,
+        filters=ctx.filters,
+    )
+    async with ctx.search_slots:
+        local, web = await asyncio.gather(
+            asyncio.to_thread(ctx.retrieval.search, request, identity=ctx.identity),
+            _web_leg(ctx, query),
+            return_exceptions=True,
+        )
+    event: dict[str, Any] = {"type": "search", "section": section.index, "round": round_no, "query": query}
+    event["pool_source"] = pool_source
+    hits: list[WebResult] = list(web) if isinstance(web, list) else []
+    if isinstance(local, BaseException):
+        if not isinstance(local, DomainError | psycopg.Error):
+            raise local
+        log.warning("research search failed for %r: %s", query, local)
+        ctx.failures.append(local)
+        result, chunks, event["error"] = (
+            None,
+            [],
+            str(local) if isinstance(local, DomainError) else "database",
+        )
+    else:
+        ctx.succeeded += 1
+        result, chunks = local, local.results
+        event["confidence_level"] = local.confidence.get("confidence_level")
+        event["best_overall_score"] = local.confidence.get("best_overall_score")
+    new = section.pool.add(chunks, pool_source=pool_source, round_no=round_no, query=query, web=hits)
+    event.update(results=len(chunks), web_results=len(hits), new=new)
+    event["ms"] = round_ms(started)
+    section.queries.append({k: v for k, v in event.items() if k not in ("type", "section")})
+    ctx.emit(event)
+    return result
+
+
+async def _web_leg(ctx: RunContext, query: str) -> list[WebResult]:
+    """The web hook's hits for `query`; a failing hook costs the web evidence, never the run."""
+    if ctx.web is None:
+        return []
+    try:
+        return list(await ctx.web(query))
+    except Exception as exc:  # the hook's contract is not to raise; a bug there must not fail research
+        log.warning("research web leg failed for %r: %s", query, exc)
+        return []
+
+
+def round_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

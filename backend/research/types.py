@@ -1,0 +1,81 @@
+"""What a research run works with: the request, the plan, evidence items and the web-search hook."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from backend.research.presets import PresetName
+from backend.services.search_types import ScoredChunk
+from backend.web.types import WebResult
+
+PlanMethod = Literal["llm", "heuristic"]
+# Where an evidence item entered its section's pool (evidence-retention.md 3.1). eval_supplement is
+# the gap pool the write step protects with a quota (seed 七.3); web items are main-pool evidence.
+PoolSource = Literal["research_round", "eval_supplement", "write_stage", "web"]
+GAP_POOL_SOURCES: frozenset[str] = frozenset({"eval_supplement"})
+
+# The web leg of a research search: a query in, web hits out (an empty list when there are none).
+# It must not raise for provider failures (report them as no hits); it is cancelled with the run.
+# The API wires it from the configured web search (WEB_SEARCH_PROVIDER); None: no web leg.
+WebSearchHook = Callable[[str], Awaitable[Sequence[WebResult]]]
+
+# One progress event of a run: {"type": "plan" | "section_started" | ..., **data}.
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class ResearchRequest:
+    question: str
+    conversation_id: uuid.UUID | None = None
+    preset: PresetName | None = None  # None: RESEARCH_DEFAULT_PRESET
+    web: bool | None = None  # None: use the web leg when one is configured
+    filters: dict[str, Any] | None = None
+    step_top_k: int | None = None
+    write_top_k: int | None = None
+
+
+@dataclass(frozen=True)
+class SectionPlan:
+    title: str
+    question: str  # self-contained: searched and written on its own
+    queries: list[str]  # the first round's searches, the section question first
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "question": self.question, "queries": list(self.queries)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    sections: list[SectionPlan]
+    method: PlanMethod
+    fallback_reason: str | None = None  # why the model's plan was not used
+
+
+@dataclass
+class EvidenceItem:
+    """One passage in a section's pool. `id` is run-wide: the number a section writer cites, and the
+    same passage found by two sections is one source of the report."""
+
+    id: int
+    chunk: ScoredChunk  # a local chunk, or a web page carried as one (chunk_id < 0, see pool.py)
+    pool_source: PoolSource  # where it first entered the pool
+    round: int
+    query: str
+    web: WebResult | None = None
+    sources: set[str] = field(default_factory=set)  # every pool_source that found it
+
+    @property
+    def key(self) -> Hashable:
+        return item_key(self.chunk, self.web)
+
+    @property
+    def is_gap(self) -> bool:
+        """Only gap searches found it: it competes for the gap quota when the section is written."""
+        return self.sources <= GAP_POOL_SOURCES
+
+
+def item_key(chunk: ScoredChunk, web: WebResult | None) -> Hashable:
+    return ("web", web.canonical_url) if web is not None else ("chunk", chunk.chunk_id)

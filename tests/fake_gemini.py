@@ -1,0 +1,53 @@
+"""A local stand-in for the Gemini API (generateContent / streamGenerateContent), for provider tests."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def gemini_response(text: str, *, total_tokens: int | None = None) -> dict[str, Any]:
+    """One GenerateContentResponse as the REST API sends it (with usageMetadata when given)."""
+    parts = [{"text": text}] if text else []
+    response: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]}
+    if total_tokens is not None:
+        response["usageMetadata"] = {"totalTokenCount": total_tokens}
+    return response
+
+
+def stream_body(*texts: str, finish: str = "STOP", total_tokens: int | None = None) -> str:
+    """A streamGenerateContent?alt=sse body: one data frame per text, usage on the last one."""
+    chunks = [gemini_response(t) for t in texts] or [gemini_response("")]
+    chunks[-1]["candidates"][0]["finishReason"] = finish
+    if total_tokens is not None:
+        chunks[-1]["usageMetadata"] = {"totalTokenCount": total_tokens}
+    return "".join(f"data: {json.dumps(c, ensure_ascii=False)}\r\n\r\n" for c in chunks)
+
+
+def error_body(code: int, status: str, message: str) -> str:
+    return json.dumps({"error": {"code": code, "message": message, "status": status}})
+
+
+class FakeGemini:
+    """Replies to generateContent / streamGenerateContent with queued responses and records requests."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.replies: list[tuple[int, str, str]] = []
+        self.requests: list[tuple[str, dict, dict]] = []
+
+    def reply_text(self, text: str, *, total_tokens: int | None = None) -> None:
+        body = json.dumps(gemini_response(text, total_tokens=total_tokens), ensure_ascii=False)
+        self.replies.append((200, body, "application/json"))
+
+    def reply_stream(self, *texts: str, finish: str = "STOP") -> None:
+        self.replies.append((200, stream_body(*texts, finish=finish), "text/event-stream"))
+
+    def reply_error(self, code: int, status: str, message: str) -> None:
+        self.replies.append((code, error_body(code, status, message), "application/json"))
+
+    def respond(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
+        """The fake_http.serve responder: record the request, send the next queued reply."""
+        self.requests.append((path, body, headers))
+        status, payload, content_type = self.replies.pop(0)
+        return status, payload.encode(), content_type
