@@ -94,7 +94,14 @@ def settings():
     """Settings from defaults only (a developer's .env must not leak into tests)."""
     from backend.config import Settings
 
-    return Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+    return Settings(
+        _env_file=None,
+        embedding_provider="local",
+        llm_provider="extractive",
+        # Confidence anchors are calibrated on the local model's scores; with the hashing test
+        # embedder every question would route to the web. Routing tests use the real model.
+        score_policies_dir=PROJECT_ROOT / "tests" / "fixtures" / "policies",
+    )
 
 
 @pytest.fixture

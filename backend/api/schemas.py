@@ -150,6 +150,11 @@ class ChatIn(BaseModel):
         default=None,
         description='metadata filter for every search of this turn, as on /search: {"tags": ["x"]}',
     )
+    web: bool | Literal["auto"] = Field(
+        default="auto",
+        description="auto: search the web only when the documents do not hold the answer; true: always "
+        "(in parallel with the documents); false: never. Needs WEB_SEARCH_PROVIDER.",
+    )
     top_k: int | None = Field(default=None, ge=1, description="retrieval budget (LOCAL_TOP_K)")
     step_top_k: int | None = Field(default=None, ge=1, description="most evidence chunks kept (STEP_TOP_K)")
     write_top_k: int | None = Field(default=None, ge=1, description="evidence the model sees (WRITE_TOP_K)")
@@ -160,15 +165,20 @@ class SourceOut(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     n: int
-    chunk_id: int
-    document_id: str
-    external_id: str
+    kind: Literal["local", "web"] = Field(default="local", description="a chunk of a document, or a web page")
+    chunk_id: int | None = Field(description="the chunk (local sources); null for web pages")
+    document_id: str | None = Field(description="its document (local sources); null for web pages")
+    external_id: str = Field(description="the document's external id, or the web page's canonical URL")
     title: str
     heading: str
     snippet: str
     cited: bool = Field(description="whether the answer cites it")
-    content_hash: str = Field(description="sha256 of the chunk text it was built from")
+    in_context: bool = Field(default=True, description="whether the model saw it (false: related, uncited)")
+    content_hash: str = Field(description="sha256 of the chunk or passage text it was built from")
     why: dict[str, Any] = Field(description="ranks, RRF score, rerank features and final score")
+    url: str | None = Field(default=None, description="web sources: the page")
+    provider: str | None = Field(default=None, description="web sources: the search provider")
+    fetched_at: datetime | None = Field(default=None, description="web sources: when it was fetched")
 
 
 class StoredSourceOut(SourceOut):

@@ -158,14 +158,18 @@ class RetrievalService:
 
         A chunk the question's own search ranked keeps that score. Another gets its cosine to the
         question and its coverage of the question's terms; it has no rank in the question's legs.
+        Web evidence brings its cosine along (it has no row to compute it from).
         """
         own = {c.chunk_id: c for c in search.candidates}
         foreign = [c for c in chunks if c.chunk_id not in own]
-        cosines: dict[int, float] = {}
-        if foreign and search.embedding is not None:
+        stored = [c.chunk_id for c in foreign if c.kind == "local"]
+        cosines: dict[int, float] = {
+            c.chunk_id: c.similarity for c in foreign if c.kind == "web" and c.similarity is not None
+        }
+        if stored and search.embedding is not None:
             with self.db.as_user(identity, read_only=True, replica=True) as conn:
-                cosines = retrieval_repo.similarities(
-                    conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
+                cosines |= retrieval_repo.similarities(
+                    conn, chunk_ids=stored, query_embedding=search.embedding
                 )
         rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
         terms = search.diagnostics.query_terms
@@ -291,6 +295,10 @@ class RetrievalService:
                 rrf_score=r.get("rrf_score"),
                 similarity=r["similarity"],
                 full_text_score=r.get("full_text_score"),
+                kind=r.get("kind", "local"),
+                url=r.get("url"),
+                provider=r.get("provider"),
+                fetched_at=r.get("fetched_at"),
             )
             for r in rows
         ]
@@ -339,6 +347,10 @@ def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
         "metadata": chunk.metadata,
         "content_tokens": chunk.content_tokens,
         "similarity": similarity,
+        "kind": chunk.kind,
+        "url": chunk.url,
+        "provider": chunk.provider,
+        "fetched_at": chunk.fetched_at,
     }
 
 
