@@ -34,6 +34,7 @@ class C:
     content_tokens: str = ""
     title: str = ""
     rrf_score: float | None = None
+    content: str = ""
 
 
 def background(n: int, start_id: int = 100, cosine: float = 0.78, first_rank: int = 2) -> list[C]:
@@ -116,6 +117,17 @@ def test_a_missing_rare_term_costs_more_than_a_missing_common_one():
 
     assert with_tokens("分布 地区") < with_tokens("袋鼠 分布")  # 袋鼠 (idf 4) is the rare term
     assert with_tokens("袋鼠 分布") < with_tokens("袋鼠 分布 地区")
+
+
+def test_a_chinese_term_cut_differently_in_the_passage_still_counts_but_a_latin_stem_inside_a_word_does_not():
+    def coverage(terms, tokens, text):
+        gold = C(1, "gold", 0.9, 1, 1, tokens, "亨利·盧斯", content=text)
+        found = confidence([gold, *background(12)], terms=terms, idfs=dict.fromkeys(terms, 1.0))
+        return found["top_parents"][0]["coverage"]
+
+    # jieba cut the question's 盧斯是 where the passage has 盧斯 / 是: the text holds it all the same.
+    assert coverage(["亨利", "盧斯是"], "亨利 盧斯 是", "亨利·盧斯是美國出版商。") == 1.0
+    assert coverage(["art", "museum"], "start museum", "The start of the museum.") == 0.5
 
 
 def test_score_is_monotone_in_cosine_and_takes_many_values():

@@ -8,7 +8,9 @@ Each candidate document gets three features, read from the fused candidates of o
                  (multilingual-e5 puts unrelated text at ~0.8, English lower than Chinese).
   term_coverage  the idf-weighted share of the question's significant terms that its best chunk
                  contains: a rare name the corpus lacks weighs most when missing. Shares of idf mass
-                 stay comparable as a corpus grows.
+                 stay comparable as a corpus grows. A term counts as contained when the chunk's
+                 indexed tokens hold it or, for a Chinese term of two or more characters, its text
+                 does: jieba cuts a question and a passage differently ("盧斯是" vs "盧斯").
   leg_agreement  1 when it holds the first chunk of both the vector and the full-text leg, 0.5 for
                  one leg, else 0: two independent retrievers agreeing.
 score = sigmoid(bias + sum(weight * feature)), weights >= 0 (monotone), fitted leave-one-dataset-out
@@ -27,12 +29,18 @@ Risk flags (each means what it says):
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from backend.confidence.answerability_policy import AnswerabilityPolicy
+from backend.text import normalize
+
+# Chinese terms of 2+ characters are matched in the text too; Latin stems would match inside other
+# words ("art" in "start"), single characters everywhere.
+_SUBSTRING_TERM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}$")
 
 
 class Candidate(Protocol):
@@ -54,6 +62,8 @@ class Candidate(Protocol):
     def rrf_score(self) -> float | None: ...
     @property
     def content_tokens(self) -> str: ...
+    @property
+    def content(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -143,11 +153,15 @@ def document_evidence(
         best_cover, best_missing = 0.0, tuple(sorted(weights, key=lambda t: -weights[t]))
         for c in members:
             tokens = set(c.content_tokens.split())
-            covered = sum(w for t, w in weights.items() if t in tokens)
+            text = normalize(c.content).lower()
+            contained = {t for t in weights if t in tokens or (_SUBSTRING_TERM.match(t) and t in text)}
+            covered = sum(w for t, w in weights.items() if t in contained)
             share = covered / total if total > 0 else 0.0
             if share > best_cover or (share == best_cover and c is members[0]):
                 best_cover = share
-                best_missing = tuple(t for t in sorted(weights, key=lambda t: -weights[t]) if t not in tokens)
+                best_missing = tuple(
+                    t for t in sorted(weights, key=lambda t: -weights[t]) if t not in contained
+                )
         cosines = [c.similarity for c in members if c.similarity is not None]
         out.append(
             DocumentEvidence(

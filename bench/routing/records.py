@@ -1,8 +1,9 @@
 """What the benchmark keeps of one search: compact candidates, term statistics, the product's verdict.
 
 Candidates keep the fields the confidence reads. content_tokens is reduced to the query terms the
-chunk contains (space-separated), which is all a coverage feature can read of it, so a record can be
-re-scored offline (bench/routing/fit.py) exactly as the live search would be.
+chunk's tokens hold, and content to the query terms its text holds (space-separated), which is all a
+coverage feature can read of them, so a record can be re-scored offline (bench/routing/fit.py)
+exactly as the live search would be.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.services.retrieval import ScoredChunk, SearchResult
+from backend.text import normalize
 
 
 @dataclass
@@ -31,7 +33,8 @@ class Candidate:
     rrf_score: float | None
     keyword_coverage: float
     final_score: float
-    content_tokens: str  # only the query terms this chunk contains
+    content_tokens: str  # only the query terms among the chunk's indexed tokens
+    content: str = ""  # only the query terms its text contains (what a coverage feature can read)
 
 
 @dataclass
@@ -70,6 +73,7 @@ class QuestionRecord:
 
 def candidate(chunk: ScoredChunk, terms: list[str]) -> Candidate:
     tokens = set(chunk.content_tokens.split())
+    text = normalize(chunk.content).lower()
     return Candidate(
         chunk_id=chunk.chunk_id,
         document_id=str(chunk.document_id),
@@ -83,6 +87,7 @@ def candidate(chunk: ScoredChunk, terms: list[str]) -> Candidate:
         keyword_coverage=chunk.keyword_coverage,
         final_score=chunk.final_score,
         content_tokens=" ".join(t for t in terms if t in tokens),
+        content=" ".join(t for t in terms if t in text),
     )
 
 
