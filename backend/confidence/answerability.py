@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from backend.confidence.answerability_policy import AnswerabilityPolicy
+from backend.confidence.scoring import ChunkLike
 from backend.text import normalize
 
 # Chinese terms of 2+ characters are matched in the text too; Latin stems would match inside other
@@ -43,23 +44,15 @@ from backend.text import normalize
 _SUBSTRING_TERM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}$")
 
 
-class Candidate(Protocol):
-    """What the score reads of a fused candidate (ScoredChunk fits)."""
+class Candidate(ChunkLike, Protocol):
+    """What the score reads of a fused candidate, beyond the seed formula's ChunkLike (ScoredChunk fits)."""
 
-    @property
-    def chunk_id(self) -> Any: ...
-    @property
-    def document_id(self) -> Any: ...
-    @property
-    def title(self) -> str: ...
     @property
     def similarity(self) -> float | None: ...
     @property
     def vector_rank(self) -> int | None: ...
     @property
     def full_text_rank(self) -> int | None: ...
-    @property
-    def rrf_score(self) -> float | None: ...
     @property
     def content_tokens(self) -> str: ...
     @property
