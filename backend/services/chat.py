@@ -185,8 +185,8 @@ class ChatService:
                 raise TimeoutError("local retrieval took longer than WEB_LOCAL_TIMEOUT_S")
         else:
             search = await local
-        route = route_for(search.confidence, s)
-        if use_web and outcome is None and route == "web_fallback":
+        route = route_for(search.confidence, s, web_available=use_web)
+        if outcome is None and route == "web_fallback":
             outcome = await web_only(self.web.legs(query), WaitBudget.for_mode(s, "chat"))
         passages: list[ScoredChunk] = []
         web: WebDiagnostics | None = None

@@ -162,9 +162,10 @@ class EvidenceOptionsOut(_Diag):
 
 class EvidenceDiagnostics(_Diag):
     options: EvidenceOptionsOut
-    route: Literal["answer", "clarify", "web_fallback"] = Field(
+    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
         description="answer from the documents; clarify (two relevant documents compete); web_fallback "
-        "(the documents do not hold the answer: only web evidence, or a 'not in the documents' reply)"
+        "(the documents do not hold the answer: web evidence only); not_in_documents (the same, with no "
+        "web search for this request: the reply says so)"
     )
     budget: BudgetOut
     gap: GapDiagnostics

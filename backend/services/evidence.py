@@ -12,11 +12,12 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 
 from backend.auth.identity import Identity
+from backend.confidence.routing import Route, decide_route
 from backend.config import MAX_MATCH_COUNT, Settings
 from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
@@ -36,8 +37,6 @@ from backend.services.pool_fusion import fuse_pools_with_gap_protection
 from backend.services.retrieval import RetrievalService, ScoredChunk, SearchRequest, SearchResult
 
 logger = logging.getLogger(__name__)
-
-Route = Literal["answer", "clarify", "web_fallback"]
 
 
 @dataclass(frozen=True)
@@ -149,18 +148,13 @@ def main_search(
     )
 
 
-def route_for(confidence: dict[str, Any], settings: Settings) -> Route:
-    """What the turn does with its documents (overall-score-confidence.md §8): answer from them, ask which
-    document is meant (two relevant ones compete), or go beyond them (they do not hold the answer)."""
-    if (
-        settings.chat_clarify_enabled
-        and confidence.get("need_hitl")
-        and confidence.get("confidence_level") in settings.chat_clarify_levels
-    ):
-        return "clarify"
-    if confidence.get("web_fallback"):
-        return "web_fallback"
-    return "answer"
+def route_for(confidence: dict[str, Any], settings: Settings, *, web_available: bool) -> Route:
+    """What the turn does with its documents (overall-score-confidence.md §8, backend/confidence/routing):
+    answer from them; ask which document is meant (two relevant ones compete); go to the web, or say
+    they do not hold the answer when no web search is available for this request."""
+    if not settings.chat_clarify_enabled:
+        confidence = {**confidence, "need_hitl": False}
+    return decide_route(confidence, web_available=web_available, clarify_levels=settings.chat_clarify_levels)
 
 
 def gather_evidence(
@@ -178,17 +172,19 @@ def gather_evidence(
     """The turn's evidence, truncated once: the main search (run here unless given), a gap supplement
     when it is scarce, and web passages; every search runs as `identity`.
 
-    route "web_fallback": the documents do not answer the question, so no local chunk is evidence
-    (a question the documents cannot answer is never answered from them): only the web passages.
+    route "web_fallback" / "not_in_documents": the documents do not answer the question, so no local
+    chunk is evidence (a question the documents cannot answer is never answered from them): only the
+    web passages, if any.
     """
     started = time.perf_counter()
     s, options = settings, options or EvidenceOptions()
     budget = options.budget(s)
     search = search or main_search(question, retrieval, s, options, identity=identity)
-    main = search.results if route != "web_fallback" else []  # local_recall_k chunks, not yet truncated
+    beyond = route in ("web_fallback", "not_in_documents")
+    main = [] if beyond else search.results  # local_recall_k chunks, not yet truncated
     relevant_main = [c for c in main if is_relevant(c, s)]
     reason = None
-    if s.chat_gap_supplement_enabled and route != "web_fallback":
+    if s.chat_gap_supplement_enabled and not beyond:
         terms = search.diagnostics.query_terms
         written = relevant_main[: budget.write_k]  # what the answer would be written from
         reason = scarce(written, search.confidence, terms, search.term_stats, s.chat_gap_missing_idf_share)

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from backend.auth.identity import Identity
-from backend.confidence.policy import POLICIES_DIR, load_policy
-from backend.confidence.scoring import retrieval_confidence
+from backend.confidence.answerability import Fusion
+from backend.confidence.assess import assess, load_score_policy
+from backend.confidence.policy import POLICIES_DIR
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
@@ -59,7 +60,11 @@ class RetrievalService:
                 fitted_with,
                 embedder.model_id,
             )
-        self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
+        self.policy = load_score_policy(
+            settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR
+        )
+        # What the candidates' RRF ranks came from: the answerability score re-fuses their leg ranks.
+        self.fusion = Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight)
         self.params = HybridParams.from_settings(settings)
 
     def search(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
@@ -105,9 +110,18 @@ class RetrievalService:
         timings["cut_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        # Confidence reads final_score as an absolute strength (its anchors are on the seed's scale).
+        # Seed-formula policies (v1, v2) read final_score as an absolute strength on the seed's scale;
+        # answerability policies (v3) read cosines, leg ranks and term coverage themselves.
         on_seed_scale = [dataclasses.replace(c, final_score=c.seed_score) for c in candidates]
-        confidence = retrieval_confidence(on_seed_scale, chunk_totals, self.policy, top_n=s.confidence_top_n)
+        confidence = assess(
+            on_seed_scale,
+            self.policy,
+            terms=terms,
+            term_idfs=_idfs(term_stats),
+            chunk_totals=chunk_totals,
+            fusion=self.fusion,
+            top_n=s.confidence_top_n,
+        )
         timings["confidence_ms"] = _ms(t0)
 
         diagnostics = SearchDiagnostics(
