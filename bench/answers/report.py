@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.answers.scoring import CAUSES
-from bench.common import markdown_table
+from bench.common.report import markdown_table
 
 
 def render(report: dict[str, Any], *, examples: int = 3) -> str:

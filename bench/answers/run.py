@@ -15,33 +15,28 @@ generator on them (seconds, no database): for developing the generator, not for 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from backend.auth import LOCAL_IDENTITY
 from backend.config import Settings
+from backend.ingest.loaders import load_path
 from backend.llm.base import LLM, SourceText, Turn
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.chat import ChatRequest, validate_citations
-from backend.services.container import build_services
+from backend.services.chat import ChatReply, ChatRequest
+from backend.services.chat_record import validate_citations
+from backend.services.container import Services, build_services
 from bench.answers.report import render
 from bench.answers.scoring import Judged, as_record, judge, load_answers, sample_ids, summarise
-from bench.common import (
-    DATASETS_DIR,
-    RESULTS_DIR,
-    code_version,
-    command_line,
-    dataset_names,
-    load_dataset,
-    log,
-    machine,
-    scratch_database,
-    write_json,
-)
-from bench.quality import ingest_corpus, make_embedder
-from bench.vectors import BenchCache, QueryCachingEmbedder
+from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
+from bench.common.beir import dataset_names, load_dataset
+from bench.common.db import scratch_database
+from bench.common.report import code_version, command_line, machine, write_json
+from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached, make_embedder
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -91,19 +86,20 @@ def run_dataset(name: str, settings: Settings, args: argparse.Namespace) -> dict
     ids = sample_ids([q for q in texts if q in answers], args.sample or None, args.seed)
     inner = make_embedder(args.embedder, settings)
     cache = BenchCache(inner.model_id, name)
-    embedder = QueryCachingEmbedder(inner, cache.queries)
+    embedder = CachedEmbedder(inner, cache)
     llm = RecordingLLM(ExtractiveLLM())
     log(f"{name}: {len(ids)} sampled questions; cache {cache.path} ({len(cache.passages)} passages)")
     items = []
     with scratch_database(f"answers_{name}") as url:
         services = build_services(settings, database_url=url, embedder=embedder, llm=llm, migrate=False)
         try:
-            ingest = ingest_corpus(services, dataset, cache)
+            summary = ingest_cached(services, load_path(dataset.corpus_path), name)
+            ingest = {"seconds": round(summary.seconds, 3), **summary.counts}
             log(f"  {name}: ingested in {ingest['seconds']:.1f} s")
             started = time.perf_counter()
             for k, qid in enumerate(ids, 1):
                 llm.last_sources = []
-                reply = services.chat.chat(ChatRequest(message=texts[qid]))
+                reply = _chat(services, texts[qid])
                 by_n = {s["n"]: s for s in reply.sources}
                 context = [
                     {
@@ -143,6 +139,11 @@ def run_dataset(name: str, settings: Settings, args: argparse.Namespace) -> dict
     }
 
 
+def _chat(services: Services, question: str) -> ChatReply:
+    """One /chat turn as the local user, web off (the documents' own answer is what is measured)."""
+    return asyncio.run(services.chat.chat(ChatRequest(message=question, web=False), identity=LOCAL_IDENTITY))
+
+
 def replay(path: Path) -> dict[str, Any]:
     """The stored contexts through today's generator; fixed replies (not found, clarify) kept as they were."""
     report = json.loads(path.read_text(encoding="utf-8"))
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.replay:
         report = replay(args.replay)
     else:
-        settings = Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+        settings = bench_settings()
         started = time.perf_counter()
         report = {
             "command": command_line("bench.answers"),
