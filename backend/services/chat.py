@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from backend.auth.identity import Identity
 from backend.config import Settings
@@ -36,15 +36,13 @@ from backend.services.evidence import (
     EvidenceOptions,
     gather_evidence,
     main_search,
-    route_for,
 )
 from backend.services.retrieval import RetrievalService, ScoredChunk, SearchResult
 from backend.services.rewrite import RewriteMethod, rewrite_followup
-from backend.services.web_evidence import dedup_against_local, web_passages
+from backend.services.web_evidence import WebChoice, search_beyond, web_passages
 from backend.text import detect_lang
-from backend.web import SoftWaitOutcome, WaitBudget, WebSearch, soft_wait, web_only
+from backend.web import WebSearch
 
-WebChoice = bool | Literal["auto"]
 RELATED_DOCUMENTS = 3  # a "not in the documents" reply lists this many closest documents, uncited
 
 __all__ = ["ChatReply", "ChatRequest", "ChatService", "reply_to_dict"]
@@ -173,29 +171,21 @@ class ChatService:
         self, query: str, request: ChatRequest, identity: Identity
     ) -> tuple[Evidence, WebDiagnostics | None]:
         """The main search, the route its confidence decides, the web leg when the request and the route
-        call for it (started with the local search when web=True, after it when auto), one fusion."""
+        call for it (beside the local search when web=True, after it when auto), one fusion."""
         s, options = self.settings, request.options
-        use_web = self.web.enabled and request.web is not False
-        local = asyncio.to_thread(main_search, query, self.retrieval, s, options, identity=identity)
-        outcome: SoftWaitOutcome[Any] | None = None
-        if use_web and request.web is True:
-            outcome = await soft_wait(local, self.web.legs(query), WaitBudget.for_mode(s, "chat"))
-            search = outcome.local
-            if search is None:  # the local search exceeded its hard timeout
-                raise TimeoutError("local retrieval took longer than WEB_LOCAL_TIMEOUT_S")
-        else:
-            search = await local
-        route = route_for(search.confidence, s, web_available=use_web)
-        if outcome is None and route == "web_fallback":
-            outcome = await web_only(self.web.legs(query), WaitBudget.for_mode(s, "chat"))
-        passages: list[ScoredChunk] = []
-        web: WebDiagnostics | None = None
-        if outcome is not None:
-            kept = dedup_against_local(search.candidates, outcome.web, s)
-            passages = await asyncio.to_thread(
-                web_passages, kept.kept, self.retrieval.embedder, search.embedding, s
-            )
-            web = WebDiagnostics.from_outcome(request.web, outcome, kept.counts, len(passages))
+        beyond = await search_beyond(
+            lambda: main_search(query, self.retrieval, s, options, identity=identity),
+            query,
+            self.web,
+            s,
+            request.web,
+        )
+        search = beyond.search
+        passages = await asyncio.to_thread(
+            web_passages, beyond.hits, self.retrieval.embedder, search.embedding, s
+        )
+        if beyond.web is not None:
+            beyond.web.passages = len(passages)
         evidence = await asyncio.to_thread(
             gather_evidence,
             query,
@@ -205,10 +195,10 @@ class ChatService:
             options,
             identity=identity,
             search=search,
-            route=route,
+            route=beyond.route,
             web=passages,
         )
-        return evidence, web
+        return evidence, beyond.web
 
     def _fixed_reply(self, message: str, evidence: Evidence) -> tuple[str | None, str | None]:
         """The reply that needs no model: a clarification question (two documents compete), or "not in

@@ -9,21 +9,72 @@ evidence are dropped first (cross_source_dedup: the local one wins).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
+from backend.confidence.routing import Route
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.chunking import chunk_text
 from backend.ingest.prepare import embedding_text, sha256
-from backend.services.search_types import ScoredChunk
+from backend.services.diagnostics import WebDiagnostics
+from backend.services.evidence import route_for
+from backend.services.search_types import ScoredChunk, SearchResult
 from backend.text import clean_document_text, index_tokens
-from backend.web import DedupResult, LocalText, WebResult, cross_source_dedup
+from backend.web import (
+    DedupResult,
+    LocalText,
+    SoftWaitOutcome,
+    WaitBudget,
+    WebResult,
+    WebSearch,
+    cross_source_dedup,
+    soft_wait,
+    web_only,
+)
 
 MAX_PASSAGES_PER_HIT = 3  # a page read in full is long; its first passages are the article's lead
+WebChoice = bool | Literal["auto"]
+
+
+@dataclass
+class Beyond:
+    """A search and, when the request and its confidence called for it, what the web added."""
+
+    search: SearchResult
+    route: Route
+    hits: list[WebResult]  # deduplicated against the search's chunks
+    web: WebDiagnostics | None  # None: no web leg ran
+
+
+async def search_beyond(
+    local: Callable[[], SearchResult], query: str, web: WebSearch, settings: Settings, choice: WebChoice
+) -> Beyond:
+    """The local search (blocking: run in a thread) and, per `choice`, the web: True starts it beside the
+    local search under the soft deadline; auto only when the confidence routes to web_fallback (so a
+    question the documents answer costs no provider call); False never."""
+    use_web = web.enabled and choice is not False
+    outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None = None
+    if use_web and choice is True:
+        outcome = await soft_wait(asyncio.to_thread(local), web.legs(query), WaitBudget.for_mode(settings))
+        if outcome.local is None:
+            raise TimeoutError("local retrieval took longer than WEB_LOCAL_TIMEOUT_S")
+        search = outcome.local
+    else:
+        search = await asyncio.to_thread(local)
+    route = route_for(search.confidence, settings, web_available=use_web)
+    if outcome is None and route == "web_fallback":
+        outcome = await web_only(web.legs(query), WaitBudget.for_mode(settings))
+    if outcome is None:
+        return Beyond(search, route, [], None)
+    kept = dedup_against_local(search.candidates, outcome.web, settings)
+    return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
 
 
 def dedup_against_local(
