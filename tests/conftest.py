@@ -151,6 +151,15 @@ def client(services):
         yield test_client
 
 
+@pytest.fixture
+def fake_gemini():
+    """A fake Gemini API on 127.0.0.1 with queued replies (tests/fake_gemini.py)."""
+    from tests.fake_gemini import running_fake_gemini
+
+    with running_fake_gemini() as fake:
+        yield fake
+
+
 # --- the fake web (backend/testing/fake_web.py) ------------------------------------------------------
 
 

@@ -21,6 +21,8 @@ from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo
 from backend.errors import InvalidInput, NotFound
 from backend.llm import LLM, Turn, load_prompt
+from backend.llm.base import ToolCallingLLM
+from backend.services.assist import AssistTools
 from backend.services.chat_record import ChatReply, reply_to_dict, source_record, validate_citations
 from backend.services.context import BuiltContext, build_context
 from backend.services.diagnostics import (
@@ -70,6 +72,7 @@ class _Prepared:
     fixed: str | None  # a reply that needs no model: clarify, or not in the documents
     fixed_kind: str | None  # "clarify" | "not_found"
     web: WebDiagnostics | None
+    tools: AssistTools | None  # assist mode: the searches the model may run while answering
     started: float
     identity: Identity
 
@@ -91,9 +94,7 @@ class ChatService:
         prepared = await self._prepare(request, identity)
         if prepared.fixed is not None:
             return await asyncio.to_thread(self._finish, request, prepared, prepared.fixed)
-        answer = await asyncio.to_thread(
-            lambda: "".join(self.llm.answer(request.message, prepared.context.sources, prepared.history))
-        )
+        answer = await asyncio.to_thread(lambda: "".join(self._answer(request, prepared)))
         return await asyncio.to_thread(self._finish, request, prepared, answer)
 
     async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
@@ -104,13 +105,18 @@ class ChatService:
             yield {"type": "delta", "text": text}
         else:
             parts = []
-            deltas = self.llm.answer(request.message, prepared.context.sources, prepared.history)
-            async for delta in _in_threads(deltas):
+            async for delta in _in_threads(self._answer(request, prepared)):
                 parts.append(delta)
                 yield {"type": "delta", "text": delta}
             text = "".join(parts)
         reply = await asyncio.to_thread(self._finish, request, prepared, text)
         yield {"type": "done", **reply_to_dict(reply)}
+
+    def _answer(self, request: ChatRequest, p: _Prepared) -> Iterator[str]:
+        """The model's answer deltas (blocking): with the assist tools when the model can call them."""
+        if p.tools is not None and isinstance(self.llm, ToolCallingLLM):
+            return self.llm.answer_with_tools(request.message, p.context.sources, p.history, p.tools)
+        return self.llm.answer(request.message, p.context.sources, p.history)
 
     # --- steps -----------------------------------------------------------------------------------
 
@@ -137,6 +143,19 @@ class ChatService:
             if chunk.chunk_id not in in_context and chunk.content_hash not in seen:
                 seen.add(chunk.content_hash)
                 extra.append(chunk)
+        tools = None
+        if fixed is None and self.settings.chat_assist_tools and isinstance(self.llm, ToolCallingLLM):
+            tools = AssistTools(
+                retrieval=self.retrieval,
+                web=self.web,
+                loop=asyncio.get_running_loop(),
+                settings=self.settings,
+                identity=identity,
+                question=evidence.search,
+                options=request.options,
+                pack=[*context.chunks, *extra],
+                offer_web=request.web is not False,
+            )
         return _Prepared(
             request.conversation_id,
             history,
@@ -148,6 +167,7 @@ class ChatService:
             fixed,
             fixed_kind,
             web,
+            tools,
             started,
             identity,
         )
@@ -233,7 +253,7 @@ class ChatService:
         return related[:RELATED_DOCUMENTS]
 
     def _finish(self, request: ChatRequest, p: _Prepared, raw_answer: str) -> ChatReply:
-        numbered = [*p.context.chunks, *p.extra]
+        numbered = [*p.context.chunks, *p.extra, *(p.tools.found if p.tools else [])]
         answerable = p.fixed is None
         answer, cited, removed = validate_citations(raw_answer, len(numbered) if answerable else 0)
         in_context = len(p.context.chunks)
@@ -248,6 +268,7 @@ class ChatService:
             retrieval=p.evidence.search.diagnostics,
             evidence=p.evidence.diagnostics,
             web=p.web,
+            tool_calls=p.tools.calls if p.tools else [],
             confidence=ConfidenceSummary.model_validate(
                 {k: confidence.get(k) for k in ConfidenceSummary.model_fields}
             ),
@@ -274,6 +295,7 @@ class ChatService:
             "gap_queries": p.evidence.diagnostics.gap.queries,
             "options": p.evidence.diagnostics.options.model_dump(mode="json"),
             "web": p.web.model_dump(mode="json") if p.web else None,
+            "tool_calls": p.tools.calls if p.tools else [],
             "confidence": confidence,
         }
         with self.db.as_user(p.identity) as conn:

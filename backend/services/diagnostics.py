@@ -245,6 +245,10 @@ class ChatDiagnostics(_Diag):
     retrieval: SearchDiagnostics = Field(description="the main search, as /search reports it")
     evidence: EvidenceDiagnostics
     web: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
+    tool_calls: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="assist mode: each search the model ran while answering (tool, query, source numbers)",
+    )
     confidence: ConfidenceSummary
     context: ContextDiagnostics
     citations: CitationDiagnostics
