@@ -1,9 +1,47 @@
-"""A local stand-in for the Gemini API (generateContent / streamGenerateContent), for provider tests."""
+"""A local fake of Gemini's REST API (generateContent / streamGenerateContent) for provider tests."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from tests.fake_http import serve
+
+
+class FakeGemini:
+    """Replies to generateContent / streamGenerateContent with queued responses and records requests.
+    `total_tokens` puts usageMetadata on a reply (what token budgets read)."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.replies: list[tuple[int, str, str]] = []
+        self.requests: list[tuple[str, dict, dict]] = []
+
+    def reply_text(self, text: str, *, total_tokens: int | None = None) -> None:
+        body = json.dumps(gemini_response(text, total_tokens=total_tokens), ensure_ascii=False)
+        self.replies.append((200, body, "application/json"))
+
+    def reply_stream(self, *texts: str, finish: str = "STOP", total_tokens: int | None = None) -> None:
+        body = stream_body(*texts, finish=finish, total_tokens=total_tokens)
+        self.replies.append((200, body, "text/event-stream"))
+
+    def reply_function_call(self, name: str, args: dict[str, Any]) -> None:
+        """The model asks to call a function (assist mode) instead of answering."""
+        call = {"functionCall": {"name": name, "args": args}}
+        body = {"candidates": [{"content": {"role": "model", "parts": [call]}, "index": 0}]}
+        self.replies.append((200, json.dumps(body), "application/json"))
+
+    def reply_error(self, code: int, status: str, message: str) -> None:
+        body = {"error": {"code": code, "message": message, "status": status}}
+        self.replies.append((code, json.dumps(body), "application/json"))
+
+    def respond(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
+        """The fake_http.serve responder: record the request, send the next queued reply."""
+        self.requests.append((path, body, headers))
+        status, payload, content_type = self.replies.pop(0)
+        return status, payload.encode(), content_type
 
 
 def gemini_response(text: str, *, total_tokens: int | None = None) -> dict[str, Any]:
@@ -24,30 +62,10 @@ def stream_body(*texts: str, finish: str = "STOP", total_tokens: int | None = No
     return "".join(f"data: {json.dumps(c, ensure_ascii=False)}\r\n\r\n" for c in chunks)
 
 
-def error_body(code: int, status: str, message: str) -> str:
-    return json.dumps({"error": {"code": code, "message": message, "status": status}})
-
-
-class FakeGemini:
-    """Replies to generateContent / streamGenerateContent with queued responses and records requests."""
-
-    def __init__(self) -> None:
-        self.url = ""
-        self.replies: list[tuple[int, str, str]] = []
-        self.requests: list[tuple[str, dict, dict]] = []
-
-    def reply_text(self, text: str, *, total_tokens: int | None = None) -> None:
-        body = json.dumps(gemini_response(text, total_tokens=total_tokens), ensure_ascii=False)
-        self.replies.append((200, body, "application/json"))
-
-    def reply_stream(self, *texts: str, finish: str = "STOP") -> None:
-        self.replies.append((200, stream_body(*texts, finish=finish), "text/event-stream"))
-
-    def reply_error(self, code: int, status: str, message: str) -> None:
-        self.replies.append((code, error_body(code, status, message), "application/json"))
-
-    def respond(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
-        """The fake_http.serve responder: record the request, send the next queued reply."""
-        self.requests.append((path, body, headers))
-        status, payload, content_type = self.replies.pop(0)
-        return status, payload.encode(), content_type
+@contextmanager
+def running_fake_gemini() -> Iterator[FakeGemini]:
+    """A FakeGemini serving on 127.0.0.1 (the `fake_gemini` fixture of conftest)."""
+    fake = FakeGemini()
+    with serve(fake.respond) as url:
+        fake.url = url
+        yield fake

@@ -8,9 +8,9 @@ import logging
 import pytest
 from fastapi.testclient import TestClient
 
+from backend import PROJECT_ROOT
 from backend.api.app import create_app
 from backend.auth import LOCAL_IDENTITY
-from backend.confidence.policy import load_policy
 from backend.testing import ScriptedLLM
 
 DOCS = [
@@ -53,7 +53,7 @@ def test_budgets_and_confidence_are_reported_and_confidence_is_stored(make_servi
     assert body["diagnostics"]["retrieval"]["parameters"]["prefetch_k"] == 80
     assert body["diagnostics"]["confidence"]["confidence_level"] in {"low", "medium", "high"}
     stored = client.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
-    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v2"
+    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v3"
     assert stored["metadata"]["confidence"]["best_parent_id"] == body["sources"][0]["document_id"]
 
 
@@ -134,8 +134,10 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
 
 
 def test_without_an_llm_gap_queries_are_keyword_reformulations(make_services):
-    client = make_client(make_services, llm=ScriptedLLM(answers=["答[1]。"]))  # complete() -> None
-    body = chat(client, "鸭嘴兽和袋熊的寿命分别是多少？")
+    # write_k = 1: one relevant chunk is scarce evidence, so gap searches run for an answerable question.
+    client = make_client(make_services, llm=ScriptedLLM(answers=["答[1]。"]), local_top_k=1)  # no complete()
+    body = chat(client, "鸭嘴兽生活在哪里，会产卵吗？")
+    assert body["diagnostics"]["evidence"]["route"] == "answer"
     gap = body["diagnostics"]["evidence"]["gap"]
     assert gap["triggered"] is True
     assert gap["method"] == "keywords"
@@ -167,9 +169,10 @@ def test_a_failing_gap_search_is_logged_and_the_rest_still_fuse(make_services, c
 
 
 def test_ambiguous_candidates_get_a_clarification_question_instead_of_a_guess(make_services, tmp_path):
-    policy = load_policy("v2").to_json()
-    policy["thresholds"]["R_hitl"] = 0.0  # every close runner-up counts as ambiguous
-    (tmp_path / "v2.json").write_text(json.dumps(policy), encoding="utf-8")
+    policy = json.loads((PROJECT_ROOT / "tests/fixtures/policies/v3.json").read_text(encoding="utf-8"))
+    # Every runner-up counts as a second document that holds the answer, as close as the best.
+    policy["thresholds"].update(T_low=0.0, T_high=0.0, R_hitl=0.0)
+    (tmp_path / "v3.json").write_text(json.dumps(policy), encoding="utf-8")
     llm = ScriptedLLM(answers=["不应被调用[1]。"])
     every_level = ["low", "medium", "high"]
     client = make_client(make_services, llm=llm, score_policies_dir=tmp_path, chat_clarify_levels=every_level)

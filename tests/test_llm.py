@@ -29,7 +29,6 @@ from backend.llm.extractive import MAX_SENTENCE_CHARS
 from backend.llm.usage import metering
 from backend.testing import ScriptedLLM
 from tests.fake_gemini import FakeGemini, gemini_response
-from tests.fake_http import serve
 
 PROMPT_VARIABLES = {
     "answer_system": set(),
@@ -153,7 +152,8 @@ def test_extractive_prefers_sentences_from_different_sources() -> None:
 
 
 def test_extractive_streams_one_delta_per_sentence() -> None:
-    deltas = list(ExtractiveLLM().answer("尤金袋鼠吃什么，分布在哪里？", KANGAROO))
+    # Two sentences compete for "where is it": both are quoted, each its own delta.
+    deltas = list(ExtractiveLLM().answer("尤金袋鼠在哪里？", KANGAROO))
     assert len(deltas) >= 2
     assert " " not in "".join(deltas)
     assert all(re.search(r"\[\d+\]$", d) for d in deltas)
@@ -207,14 +207,6 @@ def test_scripted_llm_raises_a_scripted_error_while_streaming() -> None:
 
 
 # --- Gemini against a local fake server ------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_gemini() -> Iterator[FakeGemini]:
-    fake = FakeGemini()
-    with serve(fake.respond) as url:
-        fake.url = url
-        yield fake
 
 
 def gemini(fake: FakeGemini | SimpleNamespace, retries: int = 2) -> GeminiLLM:

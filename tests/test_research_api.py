@@ -169,7 +169,7 @@ def test_the_stream_reports_each_step_in_order(app_client):
         ({"question": "问" * 3000}, 422),
         ({"question": "考拉", "preset": "deep"}, 422),
         ({"question": "考拉", "filters": {"password": "x"}}, 422),
-        ({"question": "考拉", "web": True}, 422),
+        ({"question": "考拉", "web": "sometimes"}, 422),
         ({"question": "考拉", "conversation_id": "00000000-0000-0000-0000-000000000009"}, 404),
         ({"question": "考拉", "step_top_k": 0}, 422),
     ],

@@ -60,7 +60,9 @@ def test_max_loops_ends_a_section_the_model_never_finds_sufficient(run):
     llm = ScriptedLLM(json_completions=never_sufficient())
     body = run(llm, research_max_loops=2)
     sections = body["diagnostics"]["sections"]
-    assert [(s["rounds"], s["stop_reason"], s["sufficient"]) for s in sections] == [(2, "max_loops", False)] * 2
+    assert [(s["rounds"], s["stop_reason"], s["sufficient"]) for s in sections] == [
+        (2, "max_loops", False)
+    ] * 2
     assert all(len(s["sufficiency"]) == 3 for s in sections)  # after round 0, 1 and 2
     assert body["partial"] is False  # no budget ran out: the sections say they are insufficient
     assert body["diagnostics"]["budget"]["used"]["model_calls"] == 1 + 2 * 3 + 2

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.api.schemas import SourceOut
 from backend.research.diagnostics import ResearchDiagnostics
 from backend.research.types import ResearchRequest
 
@@ -40,8 +41,10 @@ class ResearchIn(BaseModel):
     preset: Literal["lite", "comprehensive"] | None = Field(
         default=None, description="budgets and evidence per step; default RESEARCH_DEFAULT_PRESET"
     )
-    web: bool | None = Field(
-        default=None, description="search the web too; default: when the server has a web provider"
+    web: bool | Literal["auto"] = Field(
+        default="auto",
+        description="as on /chat: auto searches the web for a query the documents do not answer; true: "
+        "beside every search; false: never. Needs WEB_SEARCH_PROVIDER.",
     )
     filters: dict[str, Any] | None = Field(
         default=None,
@@ -69,24 +72,13 @@ class ResearchSectionOut(BaseModel):
     source_numbers: list[int] = Field(description="the [n] this section cites")
 
 
-class ResearchSourceOut(BaseModel):
-    """One bibliography entry: /chat's source shape (a web page has url and no chunk)."""
+class ResearchSourceOut(SourceOut):
+    """One bibliography entry: /chat's source shape, plus how research found it."""
 
-    model_config = ConfigDict(extra="allow")
-    n: int
-    title: str
-    heading: str
-    snippet: str
-    cited: bool
-    chunk_id: int | None = None
-    document_id: str | None = None
-    external_id: str | None = None
-    content_hash: str
     pool_source: Literal["research_round", "eval_supplement", "write_stage", "web"] = Field(
         description="how research found it: first round, a gap search, at writing, or the web"
     )
     sections: list[int] = Field(description="indexes of the sections citing it")
-    why: dict[str, Any] = Field(description="scores against the section question")
 
 
 class ResearchOut(BaseModel):

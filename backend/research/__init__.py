@@ -2,6 +2,6 @@
 evidence pools, checked for sufficiency, and written as a cited report (backend/research/graph.py)."""
 
 from backend.research.service import PreparedRun, ResearchService
-from backend.research.types import ResearchRequest, WebSearchHook
+from backend.research.types import ResearchRequest
 
-__all__ = ["PreparedRun", "ResearchRequest", "ResearchService", "WebSearchHook"]
+__all__ = ["PreparedRun", "ResearchRequest", "ResearchService"]

@@ -13,9 +13,9 @@ from typing import Any
 
 from backend.research.types import EvidenceItem
 from backend.research.write import MARKER, SectionDraft
+from backend.services.chat_record import source_record as chat_source_record
 from backend.text import detect_lang
 
-SNIPPET_CHARS = 300
 _REASONS = {
     "zh": {
         "deadline": "时间上限",
@@ -79,30 +79,10 @@ def renumber(text: str, numbers: dict[int, int]) -> str:
 
 
 def source_record(n: int, item: EvidenceItem, *, sections: list[int]) -> dict[str, Any]:
-    """One bibliography entry: /chat's source shape, plus where research found it."""
-    chunk = item.chunk
-    text = " ".join(chunk.content.split()) if item.web else chunk.content
-    snippet = text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "…"
-    record: dict[str, Any] = {
-        "n": n,
-        "snippet": snippet,
-        "cited": True,
-        "in_context": True,
-        "pool_source": item.pool_source,
-        "sections": sorted(set(sections)),
-    }
-    if item.web is not None:
-        return {**record, **item.web.as_source(), "title": chunk.title, "heading": "", "why": chunk.why()}
-    return {
-        **record,
-        "chunk_id": chunk.chunk_id,
-        "document_id": str(chunk.document_id),
-        "external_id": chunk.external_id,
-        "title": chunk.title,
-        "heading": chunk.heading,
-        "content_hash": chunk.content_hash,
-        "why": chunk.why(),
-    }
+    """One bibliography entry: /chat's source record (local chunk or web page), plus where research
+    found it."""
+    record = chat_source_record(n, item.chunk, cited=True, in_context=True)
+    return {**record, "pool_source": item.pool_source, "sections": sorted(set(sections))}
 
 
 def _markdown(

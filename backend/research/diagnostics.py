@@ -20,7 +20,10 @@ class ResearchSearchOut(_Diag):
     round: int = Field(description="0: the section's first round; 1..MAX_LOOPS: gap rounds")
     pool_source: Literal["research_round", "eval_supplement", "write_stage"]
     results: int = Field(description="local chunks the search kept (step_top_k at most)")
-    web_results: int = Field(description="web hits of the web leg (0 without one)")
+    web_results: int = Field(description="web passages the web leg added (0 when it did not run)")
+    route: str | None = Field(
+        default=None, description="what the search's confidence says (answer, web_fallback, ...)"
+    )
     new: int = Field(description="passages new to the section's pool")
     ms: float
     confidence_level: str | None = None
@@ -78,6 +81,12 @@ class ResearchBudgetOut(_Diag):
     exhausted: list[str] = Field(description="budgets that ran out, first first")
 
 
+class ResearchWebOut(_Diag):
+    requested: bool | Literal["auto"] = Field(description="the request's web choice")
+    enabled: bool = Field(description="whether the server has a web provider (WEB_SEARCH_PROVIDER)")
+    passages: int = Field(description="web passages the run's searches added to section pools")
+
+
 class ResearchDiagnostics(_Diag):
     preset: Literal["lite", "comprehensive"]
     step_top_k: int
@@ -88,7 +97,7 @@ class ResearchDiagnostics(_Diag):
     rewrite: RewriteDiagnostics | None = Field(
         description="the follow-up made self-contained (conversations)"
     )
-    web: dict[str, bool] = Field(description="requested (null: default), enabled")
+    web: ResearchWebOut
     sections: list[SectionDiagnostics]
     budget: ResearchBudgetOut
     timings: dict[str, float] = Field(description="plan_ms, research_ms, write_ms, total_ms")

@@ -3,11 +3,10 @@ ranked against the section's question, and are chosen for writing by gap-protect
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import threading
-import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -15,15 +14,12 @@ import numpy as np
 from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.embeddings import Embedder
+from backend.ingest.prepare import embedding_text
 from backend.research.types import EvidenceItem, PoolSource, item_key
 from backend.services.evidence import is_relevant
 from backend.services.pool_fusion import fuse_pools_with_gap_protection
 from backend.services.retrieval import RetrievalService
 from backend.services.search_types import ScoredChunk, SearchResult
-from backend.text import index_tokens
-from backend.web.types import WebResult
-
-WEB_TEXT_CHARS = 4000  # a web page enters the pool as one passage of at most this many characters
 
 
 class EvidenceIds:
@@ -46,26 +42,17 @@ class SectionPool:
         self.items: dict[Hashable, EvidenceItem] = {}
 
     def add(
-        self,
-        chunks: Iterable[ScoredChunk],
-        *,
-        pool_source: PoolSource,
-        round_no: int,
-        query: str,
-        web: Sequence[WebResult] = (),
+        self, chunks: Iterable[ScoredChunk], *, pool_source: PoolSource, round_no: int, query: str
     ) -> int:
-        """Add what a search found; returns how many passages were new to this pool."""
+        """Add what a search found (local chunks and web passages); returns how many were new here."""
         new = 0
-        pairs: list[tuple[ScoredChunk, WebResult | None]] = [(c, None) for c in chunks]
-        pairs += [(web_chunk(w), w) for w in web]
-        for chunk, hit in pairs:
-            key = item_key(chunk, hit)
-            source: PoolSource = "web" if hit is not None else pool_source
+        for chunk in chunks:
+            key = item_key(chunk)
+            source: PoolSource = "web" if chunk.kind == "web" else pool_source
             if key in self.items:
                 self.items[key].sources.add(source)
                 continue
-            item = EvidenceItem(self._ids.id_for(key), chunk, source, round_no, query, hit, {source})
-            self.items[key] = item
+            self.items[key] = EvidenceItem(self._ids.id_for(key), chunk, source, round_no, query, {source})
             new += 1
         return new
 
@@ -77,35 +64,10 @@ class SectionPool:
         return dict(Counter(item.pool_source for item in self.items.values()))
 
 
-def web_chunk(result: WebResult) -> ScoredChunk:
-    """A web hit as a passage the reranker can score beside local chunks: a negative chunk id (the
-    database holds no such chunk), a document id derived from its canonical URL, its text segmented
-    the way ingestion segments chunks."""
-    url = result.canonical_url
-    digest = int(hashlib.sha256(url.encode()).hexdigest()[:15], 16)
-    text = result.text[:WEB_TEXT_CHARS]
-    title = result.title or url
-    return ScoredChunk(
-        chunk_id=-(digest + 1),
-        document_id=uuid.uuid5(uuid.NAMESPACE_URL, url),
-        external_id=result.url,
-        title=title,
-        heading_path=[],
-        position=0,
-        content=text,
-        content_hash=result.content_hash,
-        metadata={"url": result.url, "provider": result.provider},
-        content_tokens=index_tokens(f"{title}\n{text}"),
-        vector_rank=None,
-        full_text_rank=None,
-        rrf_score=None,
-        similarity=None,
-    )
-
-
 class PoolRanker:
-    """Scores pool items against a section's question (its anchor search), as one global rerank:
-    local chunks through RetrievalService.rescore, web passages with their cosine computed here.
+    """Scores pool items against a section's question (its anchor search), as one global rerank through
+    RetrievalService.rescore. A web passage carries its cosine to the query that found it; here it gets
+    its cosine to the section question instead (embedded once per passage).
     Blocking (database, embedder): call it in a worker thread."""
 
     def __init__(
@@ -126,9 +88,14 @@ class PoolRanker:
 
     def rank(self, items: list[EvidenceItem]) -> list[EvidenceItem]:
         """Items best first, those below the relevance gate left out (they are not evidence)."""
-        rescored = self.retrieval.rescore(
-            self.anchor, [i.chunk for i in items], identity=self.identity, cosines=self._web_cosines(items)
-        )
+        cosines = self._web_cosines(items)
+        chunks = [
+            dataclasses.replace(i.chunk, similarity=cosines[i.chunk.chunk_id])
+            if i.chunk.chunk_id in cosines
+            else i.chunk
+            for i in items
+        ]
+        rescored = self.retrieval.rescore(self.anchor, chunks, identity=self.identity)
         for item, chunk in zip(items, rescored, strict=True):
             self.scored[item.key] = chunk
         order = sorted(range(len(items)), key=lambda k: -rescored[k].final_score)  # stable on ties
@@ -136,9 +103,12 @@ class PoolRanker:
 
     def _web_cosines(self, items: list[EvidenceItem]) -> dict[int, float]:
         """Cosine of each web passage to the section question (embedded once per passage)."""
-        missing = [i for i in items if i.web is not None and i.chunk.chunk_id not in self._cosines]
+        missing = [i for i in items if i.chunk.kind == "web" and i.chunk.chunk_id not in self._cosines]
         if missing and self.anchor.embedding is not None:
-            vectors = self.embedder.embed_documents([f"{i.chunk.title}\n{i.chunk.content}" for i in missing])
+            # Embedded the way web_passages embeds them, so the cosine means what it means there.
+            vectors = self.embedder.embed_documents(
+                [embedding_text(i.chunk.title, [], i.chunk.content) for i in missing]
+            )
             query = np.asarray(self.anchor.embedding, dtype=np.float64)
             for item, vector in zip(missing, vectors, strict=True):
                 v = np.asarray(vector, dtype=np.float64)

@@ -13,6 +13,7 @@ from backend.research.budget import RunBudget
 from backend.research.diagnostics import (
     ResearchBudgetOut,
     ResearchDiagnostics,
+    ResearchWebOut,
     section_diagnostics,
 )
 from backend.research.graph import ResearchOutcome
@@ -28,7 +29,13 @@ INTERRUPTED_AFTER_S = 120.0
 
 
 def response_body(
-    run: PreparedRun, outcome: ResearchOutcome, budget: RunBudget, rewrite: Rewrite, model: ResearchModel
+    run: PreparedRun,
+    outcome: ResearchOutcome,
+    budget: RunBudget,
+    rewrite: Rewrite,
+    model: ResearchModel,
+    *,
+    web_enabled: bool,
 ) -> dict[str, Any]:
     """What POST /research answers (conversation and message ids are added once stored)."""
     drafts = {d.index: d for d in outcome.drafts}
@@ -47,7 +54,11 @@ def response_body(
         plan_method=outcome.plan.method,
         plan_fallback_reason=outcome.plan.fallback_reason,
         rewrite=RewriteDiagnostics(query=rewrite.query, method=rewrite.method) if run.history else None,
-        web={"requested": bool(run.web_requested), "enabled": run.web is not None},
+        web=ResearchWebOut(
+            requested=run.web,
+            enabled=web_enabled,
+            passages=sum(int(q.get("web_results", 0)) for s in outcome.sections for q in s.queries),
+        ),
         sections=[section_diagnostics(s, drafts[s.index]) for s in outcome.sections],
         budget=ResearchBudgetOut(
             limits=dict(run.limits.as_dict()),

@@ -21,10 +21,11 @@ from backend.research.evaluate import QueryLedger, Verdict, judge
 from backend.research.model import ResearchModel
 from backend.research.pool import EvidenceIds, PoolRanker, SectionPool
 from backend.research.presets import Preset
-from backend.research.types import Emit, PoolSource, SectionPlan, WebSearchHook
+from backend.research.types import Emit, PoolSource, SectionPlan
 from backend.retrieval.budget import EvidenceBudget
 from backend.services.retrieval import RetrievalService, SearchRequest, SearchResult
-from backend.web.types import WebResult
+from backend.services.web_evidence import WebChoice, search_beyond, web_passages
+from backend.web import WebSearch
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,9 @@ class RunContext:
     model: ResearchModel
     budget: RunBudget
     emit: Emit
+    web: WebSearch
+    web_choice: WebChoice = "auto"
     asked: str = ""  # the question as the user wrote it (the report's heading); "": `question`
-    web: WebSearchHook | None = None
     ledger: QueryLedger = field(default_factory=QueryLedger)
     ids: EvidenceIds = field(default_factory=EvidenceIds)
     search_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(2))
@@ -207,46 +209,52 @@ async def search(
         filters=ctx.filters,
     )
     async with ctx.search_slots:
-        local, web = await asyncio.gather(
-            asyncio.to_thread(ctx.retrieval.search, request, identity=ctx.identity),
-            _web_leg(ctx, query),
-            return_exceptions=True,
-        )
+        # The web leg as /chat runs it: beside the search (web=true), or only when the confidence says
+        # the documents do not answer this query (auto); deduplicated against the local candidates.
+        try:
+            beyond = await search_beyond(
+                lambda: ctx.retrieval.search(request, identity=ctx.identity),
+                query,
+                ctx.web,
+                ctx.settings,
+                ctx.web_choice,
+            )
+            passages = await asyncio.to_thread(
+                web_passages, beyond.hits, ctx.embedder, beyond.search.embedding, ctx.settings
+            )
+        except (DomainError, psycopg.Error, TimeoutError) as exc:
+            failure: Exception | None = exc
+        else:
+            failure = None
     event: dict[str, Any] = {"type": "search", "section": section.index, "round": round_no, "query": query}
     event["pool_source"] = pool_source
-    hits: list[WebResult] = list(web) if isinstance(web, list) else []
-    if isinstance(local, BaseException):
-        if not isinstance(local, DomainError | psycopg.Error):
-            raise local
-        log.warning("research search failed for %r: %s", query, local)
-        ctx.failures.append(local)
-        result, chunks, event["error"] = (
-            None,
-            [],
-            str(local) if isinstance(local, DomainError) else "database",
-        )
+    if failure is not None:
+        log.warning("research search failed for %r: %s", query, failure)
+        ctx.failures.append(failure)
+        result, chunks = None, []
+        event["error"] = _describe(failure)
+        event["web_results"] = 0
     else:
         ctx.succeeded += 1
-        result, chunks = local, local.results
-        event["confidence_level"] = local.confidence.get("confidence_level")
-        event["best_overall_score"] = local.confidence.get("best_overall_score")
-    new = section.pool.add(chunks, pool_source=pool_source, round_no=round_no, query=query, web=hits)
-    event.update(results=len(chunks), web_results=len(hits), new=new)
+        result, chunks = beyond.search, [*beyond.search.results, *passages]
+        event["confidence_level"] = result.confidence.get("confidence_level")
+        event["best_overall_score"] = result.confidence.get("best_overall_score")
+        event["route"] = beyond.route
+        event["web_results"] = len(passages)
+    new = section.pool.add(chunks, pool_source=pool_source, round_no=round_no, query=query)
+    event.update(results=len(chunks) - event["web_results"], new=new)
     event["ms"] = round_ms(started)
     section.queries.append({k: v for k, v in event.items() if k not in ("type", "section")})
     ctx.emit(event)
     return result
 
 
-async def _web_leg(ctx: RunContext, query: str) -> list[WebResult]:
-    """The web hook's hits for `query`; a failing hook costs the web evidence, never the run."""
-    if ctx.web is None:
-        return []
-    try:
-        return list(await ctx.web(query))
-    except Exception as exc:  # the hook's contract is not to raise; a bug there must not fail research
-        log.warning("research web leg failed for %r: %s", query, exc)
-        return []
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, DomainError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return "the local search took longer than WEB_LOCAL_TIMEOUT_S"
+    return "database"
 
 
 def round_ms(started: float) -> float:

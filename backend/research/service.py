@@ -34,10 +34,12 @@ from backend.research.presets import (
 )
 from backend.research.results import error_record, response_body, run_view
 from backend.research.sections import RunContext
-from backend.research.types import Emit, ResearchRequest, WebSearchHook
+from backend.research.types import Emit, ResearchRequest
 from backend.retrieval.filters import to_containment
 from backend.services.retrieval import RetrievalService
+from backend.services.web_evidence import WebChoice
 from backend.text import clean_query
+from backend.web import WebSearch
 
 _STOP = object()  # the stream's end-of-run marker
 
@@ -57,8 +59,7 @@ class PreparedRun:
     step_k: int
     write_k: int
     filters: dict[str, Any] | None
-    web_requested: bool | None
-    web: WebSearchHook | None
+    web: WebChoice
 
 
 class ResearchService:
@@ -68,14 +69,13 @@ class ResearchService:
         retrieval: RetrievalService,
         llm: LLM,
         settings: Settings,
-        *,
-        web_search: WebSearchHook | None = None,
+        web: WebSearch,
     ) -> None:
         self.db = db
         self.retrieval = retrieval
         self.llm = llm
         self.settings = settings
-        self.web_search = web_search  # the web leg (issue 13); None: local evidence only
+        self.web = web  # the web leg (issue 13); disabled without WEB_SEARCH_PROVIDER
         self._background: set[asyncio.Task[Any]] = set()
         # Model calls of every run share these threads (see ResearchModel.executor).
         self._model_threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="research-model")
@@ -89,8 +89,6 @@ class ResearchService:
         if len(query) > s.max_query_chars:
             raise InvalidInput(f"question has {len(query)} characters; the limit is {s.max_query_chars}")
         to_containment(request.filters, s.metadata_whitelist)  # an unknown filter key is a 422 now
-        if request.web and self.web_search is None:
-            raise InvalidInput("web search is not configured on this server (WEB_SEARCH_PROVIDER); omit web")
         name = request.preset or s.research_default_preset
         chosen = preset(name, s)
         step_k = effective_step_k(chosen, request.step_top_k, s)
@@ -119,8 +117,7 @@ class ResearchService:
             step_k=step_k,
             write_k=write_k,
             filters=request.filters,
-            web_requested=request.web,
-            web=self.web_search if request.web is not False else None,
+            web=request.web,
         )
 
     async def run(self, run: PreparedRun, emit: Emit | None = None) -> dict[str, Any]:
@@ -155,12 +152,13 @@ class ResearchService:
                 model=model,
                 budget=budget,
                 emit=sink,
-                web=run.web,
+                web=self.web,
+                web_choice=run.web,
                 search_slots=asyncio.Semaphore(self.settings.research_parallel_searches),
             )
             outcome = await run_graph(ctx)
             await asyncio.gather(*pending)
-            body = response_body(run, outcome, budget, rewrite, model)
+            body = response_body(run, outcome, budget, rewrite, model, web_enabled=self.web.enabled)
             return await asyncio.to_thread(self._store, run, body, plan)
         except asyncio.CancelledError:
             # The client went away: record it (shielded: this task is being cancelled) and stop.

@@ -1,26 +1,21 @@
-"""What a research run works with: the request, the plan, evidence items and the web-search hook."""
+"""What a research run works with: the request, the plan and evidence items."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backend.research.presets import PresetName
 from backend.services.search_types import ScoredChunk
-from backend.web.types import WebResult
+from backend.services.web_evidence import WebChoice
 
 PlanMethod = Literal["llm", "heuristic"]
 # Where an evidence item entered its section's pool (evidence-retention.md 3.1). eval_supplement is
 # the gap pool the write step protects with a quota (seed 七.3); web items are main-pool evidence.
 PoolSource = Literal["research_round", "eval_supplement", "write_stage", "web"]
 GAP_POOL_SOURCES: frozenset[str] = frozenset({"eval_supplement"})
-
-# The web leg of a research search: a query in, web hits out (an empty list when there are none).
-# It must not raise for provider failures (report them as no hits); it is cancelled with the run.
-# The API wires it from the configured web search (WEB_SEARCH_PROVIDER); None: no web leg.
-WebSearchHook = Callable[[str], Awaitable[Sequence[WebResult]]]
 
 # One progress event of a run: {"type": "plan" | "section_started" | ..., **data}.
 Emit = Callable[[dict[str, Any]], None]
@@ -31,7 +26,9 @@ class ResearchRequest:
     question: str
     conversation_id: uuid.UUID | None = None
     preset: PresetName | None = None  # None: RESEARCH_DEFAULT_PRESET
-    web: bool | None = None  # None: use the web leg when one is configured
+    # As on /chat: auto searches the web for a query the documents do not answer, True beside every
+    # search, False never (backend/services/web_evidence.search_beyond; needs WEB_SEARCH_PROVIDER).
+    web: WebChoice = "auto"
     filters: dict[str, Any] | None = None
     step_top_k: int | None = None
     write_top_k: int | None = None
@@ -60,16 +57,15 @@ class EvidenceItem:
     same passage found by two sections is one source of the report."""
 
     id: int
-    chunk: ScoredChunk  # a local chunk, or a web page carried as one (chunk_id < 0, see pool.py)
+    chunk: ScoredChunk  # a local chunk, or a web passage (kind "web", chunk_id < 0: web_evidence.py)
     pool_source: PoolSource  # where it first entered the pool
     round: int
     query: str
-    web: WebResult | None = None
     sources: set[str] = field(default_factory=set)  # every pool_source that found it
 
     @property
     def key(self) -> Hashable:
-        return item_key(self.chunk, self.web)
+        return item_key(self.chunk)
 
     @property
     def is_gap(self) -> bool:
@@ -77,5 +73,6 @@ class EvidenceItem:
         return self.sources <= GAP_POOL_SOURCES
 
 
-def item_key(chunk: ScoredChunk, web: WebResult | None) -> Hashable:
-    return ("web", web.canonical_url) if web is not None else ("chunk", chunk.chunk_id)
+def item_key(chunk: ScoredChunk) -> Hashable:
+    """A chunk's id; a web passage's id is a stable hash of its page and position (negative)."""
+    return chunk.chunk_id

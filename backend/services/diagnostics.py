@@ -127,6 +127,9 @@ class PoolFusionOut(_Diag):
 
 
 class GapDiagnostics(_Diag):
+    """Gap searches (when the evidence is scarce) and the one fusion that protects what the main search
+    missed: gap-search chunks and web passages share the protected pool."""
+
     triggered: bool = Field(description="whether gap searches ran")
     reason: str | None = Field(description="why the evidence counted as scarce; null when it did not")
     queries: list[str] = Field(default_factory=list, description="the gap searches that were run")
@@ -159,6 +162,11 @@ class EvidenceOptionsOut(_Diag):
 
 class EvidenceDiagnostics(_Diag):
     options: EvidenceOptionsOut
+    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
+        description="answer from the documents; clarify (two relevant documents compete); web_fallback "
+        "(the documents do not hold the answer: web evidence only); not_in_documents (the same, with no "
+        "web search for this request: the reply says so)"
+    )
     budget: BudgetOut
     gap: GapDiagnostics
     truncation: TruncationDiagnostics
@@ -188,14 +196,66 @@ class CitationDiagnostics(_Diag):
     invalid_removed: int = Field(description="markers that pointed at no source and were removed")
 
 
+class WebProviderOut(BaseModel):
+    """One provider's part of the web leg (backend/web: status, counts, latency, errors)."""
+
+    model_config = ConfigDict(extra="allow")
+    provider: str
+    status: str = Field(description="ok, empty, error, timeout (cut at the soft deadline) or cancelled")
+    results: int = 0
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+class WebDiagnostics(_Diag):
+    """The web leg of a turn: why it ran, the soft-wait timing, what the providers gave, what was kept."""
+
+    requested: bool | Literal["auto"] = Field(description="the request's web flag")
+    local_timeout: bool = Field(description="local retrieval exceeded its hard timeout")
+    web_timeout: bool = Field(description="a provider was cut at the soft deadline")
+    soft_wait_ms: int = Field(description="how long the answer waited for the web after local retrieval")
+    soft_deadline_ms: int = Field(description="WEB_SOFT_WAIT_MS: the most the web may add")
+    providers: list[WebProviderOut]
+    hits: int = Field(description="web results before deduplication")
+    dedup: dict[str, int] = Field(
+        description="kept, and dropped by url, by hash, by near duplicate, against local evidence"
+    )
+    passages: int = Field(description="web passages that entered the fusion with the local evidence")
+
+    @classmethod
+    def from_outcome(
+        cls, requested: bool | Literal["auto"], outcome: Any, counts: Any, passages: int
+    ) -> WebDiagnostics:
+        d = outcome.diagnostics
+        return cls(
+            requested=requested,
+            local_timeout=d.local_timeout,
+            web_timeout=d.web_timeout,
+            soft_wait_ms=d.soft_wait_ms,
+            soft_deadline_ms=d.soft_deadline_ms,
+            providers=[WebProviderOut.model_validate(p) for p in d.providers],
+            hits=counts.web_in,
+            dedup={k: v for k, v in vars(counts).items() if k != "web_in"},
+            passages=passages,
+        )
+
+
 class ChatDiagnostics(_Diag):
     rewrite: RewriteDiagnostics
     retrieval: SearchDiagnostics = Field(description="the main search, as /search reports it")
     evidence: EvidenceDiagnostics
+    web: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
+    tool_calls: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="assist mode: each search the model ran while answering (tool, query, source numbers)",
+    )
     confidence: ConfidenceSummary
     context: ContextDiagnostics
     citations: CitationDiagnostics
     clarify: bool = Field(description="the reply asks which document the user means")
-    generator: str = Field(description="gemini, extractive, scripted, clarify or none (nothing found)")
+    generator: str = Field(
+        description="gemini, extractive or scripted (an answer); clarify (a question back); not_found "
+        "(the documents do not hold the answer and nothing else did: no model was asked)"
+    )
     llm: str | None = Field(description="the model that wrote the answer, if one did")
     total_ms: float = 0.0
