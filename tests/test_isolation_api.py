@@ -119,6 +119,31 @@ def test_conversations_belong_to_one_user(users):
     assert len(users.a.get(f"/conversations/{conversation}/messages").json()) == 2  # nothing was added
 
 
+def test_research_runs_and_their_evidence_belong_to_one_user(users, db):
+    post(users.a, "/documents", SECRET_A)
+    mine = post(users.a, "/research", {"question": "紫薯芝士蛋糕要多少紫薯？"})
+    assert [s["title"] for s in mine["sources"]] == ["A 的秘密配方"]  # A's private document, cited
+    run = mine["run_id"]
+    assert users.a.get(f"/research/{run}").json()["status"] == "completed"
+    assert [r["id"] for r in users.a.get("/research").json()] == [run]
+    # B sees neither the run nor A's document through research, and cannot add to A's conversation.
+    assert users.b.get(f"/research/{run}").status_code == 404
+    assert users.b.get("/research").json() == []
+    theirs = post(users.b, "/research", {"question": "紫薯芝士蛋糕要多少紫薯？"})
+    assert theirs["sources"] == []
+    follow_up = {"question": "蜂蜜呢？", "conversation_id": mine["conversation_id"]}
+    assert users.b.post("/research", json=follow_up).status_code == 404
+    claims = f'{{"sub": "{B}", "role": "authenticated"}}'
+    with db.transaction():
+        db.execute(
+            "select set_config('role', 'authenticated', true), set_config('request.jwt.claims', %s, true)",
+            (claims,),
+        )
+        assert db.execute("select count(*) from research_runs").fetchone() == (1,)  # B's own
+        db.execute("reset role")
+    assert db.execute("select count(*) from research_runs").fetchone() == (2,)
+
+
 def test_the_database_itself_hides_another_users_rows(users, db):
     """Not only the Python filters: a session as B (what PostgREST runs on Supabase) reads none of A's."""
     post(users.a, "/documents", SECRET_A)

@@ -147,6 +147,7 @@ def test_anon_sees_nothing_even_with_supabases_default_grants(db, world):
         "term_stats",
         "corpus_stats",
         "embedding_cache",
+        "research_runs",
     )
     with db.transaction(force_rollback=True):
         # Supabase grants anon every privilege on new public tables by default; RLS must still hold.

@@ -149,8 +149,9 @@ async def evaluate(ctx: RunContext, section: SectionState, round_no: int) -> Ver
     if section.anchor is None:
         verdict = Verdict(False, "none", "nothing could be searched", "low", None)
     else:
-        assert section.ranker is not None
-        chunks = [section.ranker.scored[i.key] for i in ranked]
+        # An empty pool was never ranked (no ranker): nothing is evidence.
+        ranker = section.ranker
+        chunks = [ranker.scored[i.key] for i in ranked] if ranker is not None else []
         verdict = await judge(
             section.plan.question,
             ctx.question,
