@@ -14,7 +14,7 @@ import re
 
 from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
-from backend.services.rewrite import rewrite_followup
+from backend.services.rewrite import refers_back, rewrite_followup
 from backend.text import clean_query, query_terms
 from backend.text.segment import stopwords, words
 
@@ -109,12 +109,15 @@ def _strip(text: str) -> str:
 
 
 def _resolve_pronouns(parts: list[str]) -> list[str]:
-    """Each part made self-contained with the entity of the parts before it (no model is asked)."""
+    """Each part that refers back ("他", "it", "这个") made self-contained with the entity of the parts
+    before it (no model is asked). A part without such a word stands alone: it already asks a
+    question of its own (split_question checked), however short."""
     resolved: list[str] = []
     fallback = ExtractiveLLM()  # cannot complete: rewrite_followup uses its pronoun heuristic
     for part in parts:
         history = [Turn("user", p) for p in resolved]
-        resolved.append(rewrite_followup(part, history, fallback).query if history else part)
+        follow_up = history and refers_back(part)
+        resolved.append(rewrite_followup(part, history, fallback).query if follow_up else part)
     return resolved
 
 

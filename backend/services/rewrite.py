@@ -80,8 +80,13 @@ def _heuristic(message: str, history: Sequence[Turn]) -> Rewrite:
     return Rewrite(_insert_entity(message, entity), "heuristic")
 
 
+def refers_back(message: str) -> bool:
+    """Whether `message` names something said before it (a pronoun, "this", "那"...)."""
+    return _has_pronoun(message) or bool(_ZH_DEICTIC.search(message) or _EN_DEICTIC.search(message))
+
+
 def _looks_like_followup(message: str) -> bool:
-    if _has_pronoun(message) or _ZH_DEICTIC.search(message) or _EN_DEICTIC.search(message):
+    if refers_back(message):
         return True
     terms = query_terms(message)
     # Search-mode segmentation also yields the parts of a word (出生日期 -> 出生, 日期); count words once.

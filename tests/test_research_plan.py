@@ -1,0 +1,76 @@
+"""Plans without a model (the clauses of the question) and the cleaning of a model's plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.config import Settings
+from backend.research.heuristic_plan import heuristic_plan
+from backend.research.plan import sections_from_json
+from backend.research.presets import preset
+
+
+def questions(question: str, max_sections: int = 4) -> list[str]:
+    plan = heuristic_plan(question, max_sections=max_sections, queries_per_section=2)
+    return [s.question for s in plan.sections]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # one question is one section (Occam's razor)
+        ("苹果和香蕉哪个更甜？", ["苹果和香蕉哪个更甜？"]),
+        ("How long is the Rhine?", ["How long is the Rhine?"]),
+        # each thing asked is a section, joiners dropped
+        ("黑豹队的防守丢了多少分？另外，考拉每天睡多久？", ["黑豹队的防守丢了多少分？", "考拉每天睡多久？"]),
+        ("三阶段检索分别做什么？引用是怎么校验的？", ["三阶段检索分别做什么？", "引用是怎么校验的？"]),
+        (
+            "How long is the Rhine, and what is its largest tributary?",
+            ["How long is the Rhine?", "what is Rhine's largest tributary?"],
+        ),
+        # a clause that refers back gets the entity it refers to (it is researched on its own)
+        ("贾里德·艾伦是谁？他效力于哪支球队？", ["贾里德·艾伦是谁？", "贾里德效力于哪支球队？"]),
+    ],
+)
+def test_the_heuristic_plan_has_a_section_per_thing_asked(question, expected):
+    assert questions(question) == expected
+
+
+def test_more_parts_than_sections_join_the_last_section_instead_of_being_dropped():
+    parts = questions("考拉吃什么？袋鼠住在哪里？熊猫有多重？老虎跑多快？", max_sections=3)
+    assert len(parts) == 3
+    assert "熊猫" in parts[2]
+    assert "老虎" in parts[2]
+
+
+def test_each_section_searches_its_question_then_its_keywords():
+    plan = heuristic_plan("黑豹队的防守丢了多少分？", max_sections=4, queries_per_section=2)
+    assert plan.method == "heuristic"
+    (section,) = plan.sections
+    assert section.queries[0] == section.question
+    assert "防守" in section.queries[1]
+    assert "？" not in section.queries[1]
+
+
+def test_a_models_plan_is_cleaned_deduplicated_and_capped():
+    lite = preset("lite", Settings(_env_file=None))  # 3 sections, 2 queries each
+    value = {
+        "sections": [
+            {
+                "title": "**防守**",
+                "question": "1. 黑豹队的防守丢了多少分？",
+                "queries": ["查询：黑豹队 失分", "x"],
+            },
+            {"title": "重复", "question": "黑豹队的防守丢了多少分", "queries": []},
+            {"title": "", "question": "", "queries": ["考拉"]},
+            "not a section",
+            {"title": "考拉", "question": "考拉每天睡多久？", "queries": ["考拉 睡眠", "考拉 作息", "考拉"]},
+            {"title": "熊猫", "question": "熊猫吃什么？", "queries": []},
+            {"title": "老虎", "question": "老虎跑多快？", "queries": []},
+        ]
+    }
+    sections = sections_from_json(value, lite)
+    assert [s.title for s in sections] == ["防守", "考拉", "熊猫"]
+    assert sections[0].queries == ["黑豹队的防守丢了多少分？", "黑豹队 失分"]
+    assert sections[1].queries == ["考拉每天睡多久？", "考拉 睡眠"]
+    assert sections_from_json({"sections": "two"}, lite) == []
