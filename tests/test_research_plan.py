@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from backend.config import Settings
@@ -53,7 +55,7 @@ def test_each_section_searches_its_question_then_its_keywords():
 
 
 def test_a_models_plan_is_cleaned_deduplicated_and_capped():
-    lite = preset("lite", Settings(_env_file=None))  # 3 sections, 2 queries each
+    lite = dataclasses.replace(preset("lite", Settings(_env_file=None)), max_sections=3)  # 2 queries each
     value = {
         "sections": [
             {

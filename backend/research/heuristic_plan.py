@@ -14,7 +14,7 @@ import re
 
 from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
-from backend.services.rewrite import refers_back, rewrite_followup
+from backend.services.rewrite import has_pronoun, rewrite_followup
 from backend.text import clean_query, query_terms
 from backend.text.segment import stopwords, words
 
@@ -109,14 +109,15 @@ def _strip(text: str) -> str:
 
 
 def _resolve_pronouns(parts: list[str]) -> list[str]:
-    """Each part that refers back ("他", "it", "这个") made self-contained with the entity of the parts
-    before it (no model is asked). A part without such a word stands alone: it already asks a
-    question of its own (split_question checked), however short."""
+    """Each part with a pronoun ("他", "it", "its") made self-contained with the entity of the parts
+    before it (no model is asked). A part without one stands alone: it already asks a question of its
+    own (split_question checked), however short, and "this season" or "该公司" in a clause usually
+    names something in the documents, not in the other clauses."""
     resolved: list[str] = []
     fallback = ExtractiveLLM()  # cannot complete: rewrite_followup uses its pronoun heuristic
     for part in parts:
         history = [Turn("user", p) for p in resolved]
-        follow_up = history and refers_back(part)
+        follow_up = history and has_pronoun(part)
         resolved.append(rewrite_followup(part, history, fallback).query if follow_up else part)
     return resolved
 

@@ -80,18 +80,18 @@ def _heuristic(message: str, history: Sequence[Turn]) -> Rewrite:
     return Rewrite(_insert_entity(message, entity), "heuristic")
 
 
-def refers_back(message: str) -> bool:
-    """Whether `message` names something said before it (a pronoun, "this", "那"...)."""
-    return _has_pronoun(message) or bool(_ZH_DEICTIC.search(message) or _EN_DEICTIC.search(message))
-
-
 def _looks_like_followup(message: str) -> bool:
-    if refers_back(message):
+    if _has_pronoun(message) or _ZH_DEICTIC.search(message) or _EN_DEICTIC.search(message):
         return True
     terms = query_terms(message)
     # Search-mode segmentation also yields the parts of a word (出生日期 -> 出生, 日期); count words once.
     words = [t for t in terms if not any(t != other and t in other for other in terms)]
     return len(words) < MIN_STANDALONE_TERMS and not _has_proper_noun(message)
+
+
+def has_pronoun(text: str) -> bool:
+    """A personal pronoun (它, 他, 其, it, they, its...): the text leans on something named before it."""
+    return _has_pronoun(text)
 
 
 def _has_pronoun(text: str) -> bool:

@@ -1,0 +1,1 @@
+"""bench.research: deep research on compound questions built from the development sets."""

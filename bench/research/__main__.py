@@ -1,0 +1,3 @@
+from bench.research.run import main
+
+main()
