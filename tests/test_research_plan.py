@@ -30,8 +30,23 @@ def questions(question: str, max_sections: int = 4) -> list[str]:
             "How long is the Rhine, and what is its largest tributary?",
             ["How long is the Rhine?", "what is Rhine's largest tributary?"],
         ),
-        # a clause that refers back gets the entity it refers to (it is researched on its own)
+        # Traditional Chinese interrogatives (DRCD), and sentences that ask by their question mark alone
+        (
+            "小高句麗這一政權被記錄在誰的作品？圜丘壇於何年建成？",
+            ["小高句麗這一政權被記錄在誰的作品？", "圜丘壇於何年建成？"],
+        ),
+        (
+            "Where are most working children working? What is DECnet?",
+            ["Where are most working children working?", "What is DECnet?"],
+        ),
+        ("背景：我在研究考拉。考拉吃什么？", ["背景:我在研究考拉 考拉吃什么？"]),
+        # a clause that opens on a pronoun gets the entity it refers to (it is researched on its own);
+        # one that names its referent first keeps its words
         ("贾里德·艾伦是谁？他效力于哪支球队？", ["贾里德·艾伦是谁？", "贾里德效力于哪支球队？"]),
+        (
+            "文祿·慶長之役是誰策動的?路易九世在其任期的哪一個階段法國的經濟尤其繁榮？",
+            ["文祿·慶長之役是誰策動的？", "路易九世在其任期的哪一個階段法國的經濟尤其繁榮？"],
+        ),
     ],
 )
 def test_the_heuristic_plan_has_a_section_per_thing_asked(question, expected):

@@ -14,7 +14,7 @@ import re
 
 from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
-from backend.services.rewrite import has_pronoun, rewrite_followup
+from backend.services.rewrite import leans_on_earlier_text, rewrite_followup
 from backend.text import clean_query, query_terms
 from backend.text.segment import stopwords, words
 
@@ -33,11 +33,12 @@ _INNER_JOINERS = (
     re.compile(r"\s*[，,]\s*"),
 )
 # Interrogatives, and the requests that ask without one ("介绍一下…", "Describe …").
+# Simplified and Traditional forms (the development sets include Taiwan's DRCD): 什麼, 誰, 幾, 嗎, 為何.
 _ZH_INTERROGATIVE = re.compile(
-    r"什么|谁|哪|几|多少|多久|多大|多长|多远|多高|多重|吗|怎|如何|为何|为什么|何时|何地|何人|是否|有没有|"
-    r"是不是|呢|啥"
+    r"什么|什麼|甚麼|谁|誰|哪|几|幾|多少|多久|多大|多长|多長|多远|多遠|多高|多重|吗|嗎|怎|如何|为何|為何|"
+    r"为什么|為什麼|何(?=[时時地人种種处處者物事年样樣])|是否|有没有|有沒有|是不是|呢|啥"
 )
-_ZH_REQUEST = re.compile(r"介绍|说明|解释|描述|列出|列举|比较|总结|概述|分析")
+_ZH_REQUEST = re.compile(r"介绍|介紹|说明|說明|解释|解釋|描述|列出|列举|列舉|比较|比較|总结|總結|概述|分析")
 _EN_INTERROGATIVE = re.compile(
     r"\b(?:what|who|whom|whose|which|when|where|why|how)\b|"
     r"^(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|had)\b",
@@ -63,19 +64,24 @@ def heuristic_plan(question: str, *, max_sections: int, queries_per_section: int
 def split_question(question: str) -> list[str]:
     """The self-standing questions in `question`, in order (the whole question when it is one)."""
     text = clean_query(question)
-    parts: list[str] = []
-    for sentence in _SENTENCES.split(text):
-        sentence = _strip(sentence)
-        if sentence:
-            parts.extend(_split_clause(sentence))
-    merged: list[str] = []
-    for part in parts:
+    parts: list[tuple[str, bool]] = []  # (clause, whether it asks a question of its own)
+    for raw in _SENTENCES.split(text):
+        sentence = _strip(raw)
+        if not sentence:
+            continue
+        clauses = _split_clause(sentence)
+        # A sentence the user ended with a question mark is a question, interrogative or not
+        # ("李会晟的国籍是？", "What is DECnet?"); clauses cut inside it must ask on their own.
+        marked = len(clauses) == 1 and raw.rstrip().endswith(("?", "？")) and bool(query_terms(sentence))
+        parts.extend((clause, marked or _asks(clause)) for clause in clauses)
+    merged: list[tuple[str, bool]] = []
+    for part, asks in parts:
         # A fragment that asks nothing by itself ("背景：", "请回答：") belongs with its neighbour.
-        if merged and (not _asks(part) or not _asks(merged[-1])):
-            merged[-1] = f"{merged[-1]} {part}"
+        if merged and (not asks or not merged[-1][1]):
+            merged[-1] = (f"{merged[-1][0]} {part}", asks or merged[-1][1])
         else:
-            merged.append(part)
-    return _dedupe(merged)
+            merged.append((part, asks))
+    return _dedupe([part for part, _ in merged])
 
 
 def _split_clause(text: str) -> list[str]:
@@ -109,15 +115,15 @@ def _strip(text: str) -> str:
 
 
 def _resolve_pronouns(parts: list[str]) -> list[str]:
-    """Each part with a pronoun ("他", "it", "its") made self-contained with the entity of the parts
-    before it (no model is asked). A part without one stands alone: it already asks a question of its
-    own (split_question checked), however short, and "this season" or "该公司" in a clause usually
-    names something in the documents, not in the other clauses."""
+    """Each part that opens on a pronoun ("他", "it", "its") made self-contained with the entity of the
+    parts before it (no model is asked). Any other part stands alone: it already asks a question of its
+    own (split_question checked), however short; "this season" or "该公司" in a clause usually names
+    something in the documents, and "路易九世在其任期" names its own referent."""
     resolved: list[str] = []
     fallback = ExtractiveLLM()  # cannot complete: rewrite_followup uses its pronoun heuristic
     for part in parts:
         history = [Turn("user", p) for p in resolved]
-        follow_up = history and has_pronoun(part)
+        follow_up = history and leans_on_earlier_text(part)
         resolved.append(rewrite_followup(part, history, fallback).query if follow_up else part)
     return resolved
 

@@ -89,9 +89,12 @@ def _looks_like_followup(message: str) -> bool:
     return len(words) < MIN_STANDALONE_TERMS and not _has_proper_noun(message)
 
 
-def has_pronoun(text: str) -> bool:
-    """A personal pronoun (它, 他, 其, it, they, its...): the text leans on something named before it."""
-    return _has_pronoun(text)
+def leans_on_earlier_text(text: str) -> bool:
+    """Whether a pronoun (它, 他, 其, it, they, its...) comes before anything the text names itself:
+    "他效力于哪支球队" and "what is its largest tributary" lean on an earlier sentence;
+    "路易九世在其任期" names its own referent first."""
+    starts = [m.start() for p in (_ZH_PRONOUN, _EN_PRONOUN, _EN_POSSESSIVE) if (m := p.search(text))]
+    return bool(starts) and not query_terms(text[: min(starts)])
 
 
 def _has_pronoun(text: str) -> bool:
