@@ -219,6 +219,7 @@ async def search(
                 ctx.web,
                 ctx.settings,
                 ctx.web_choice,
+                mode="research",
             )
             passages = await asyncio.to_thread(
                 web_passages, beyond.hits, ctx.embedder, beyond.search.embedding, ctx.settings

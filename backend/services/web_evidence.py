@@ -38,6 +38,7 @@ from backend.web import (
     soft_wait,
     web_only,
 )
+from backend.web.softwait import Mode as WaitMode
 
 MAX_PASSAGES_PER_HIT = 3  # a page read in full is long; its first passages are the article's lead
 WebChoice = bool | Literal["auto"]
@@ -54,15 +55,22 @@ class Beyond:
 
 
 async def search_beyond(
-    local: Callable[[], SearchResult], query: str, web: WebSearch, settings: Settings, choice: WebChoice
+    local: Callable[[], SearchResult],
+    query: str,
+    web: WebSearch,
+    settings: Settings,
+    choice: WebChoice,
+    mode: WaitMode = "chat",
 ) -> Beyond:
     """The local search (blocking: run in a thread) and, per `choice`, the web: True starts it beside the
     local search under the soft deadline; auto only when the confidence routes to web_fallback (so a
-    question the documents answer costs no provider call); False never."""
+    question the documents answer costs no provider call); False never. Deep research (`mode`) waits
+    longer for the web than a chat turn (WaitBudget.for_mode)."""
     use_web = web.enabled and choice is not False
+    budget = WaitBudget.for_mode(settings, mode)
     outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None = None
     if use_web and choice is True:
-        outcome = await soft_wait(asyncio.to_thread(local), web.legs(query), WaitBudget.for_mode(settings))
+        outcome = await soft_wait(asyncio.to_thread(local), web.legs(query), budget)
         if outcome.local is None:
             raise TimeoutError("local retrieval took longer than WEB_LOCAL_TIMEOUT_S")
         search = outcome.local
@@ -70,7 +78,7 @@ async def search_beyond(
         search = await asyncio.to_thread(local)
     route = route_for(search.confidence, settings, web_available=use_web)
     if outcome is None and route == "web_fallback":
-        outcome = await web_only(web.legs(query), WaitBudget.for_mode(settings))
+        outcome = await web_only(web.legs(query), budget)
     if outcome is None:
         return Beyond(search, route, [], None)
     kept = dedup_against_local(search.candidates, outcome.web, settings)
