@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak clean-data
+.PHONY: install run test test-fast lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ bench-rerank: install
 
 bench-ingest: install
 	$(BIN)/python -m bench.ingest
+
+## bench-research: deep research on compound questions from the development sets, beside /chat (issue 14)
+bench-research: install
+	$(BIN)/python -m bench.research --all --compounds 40
 
 clean-data:
 	-$(BIN)/python -m backend db stop

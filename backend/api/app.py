@@ -21,8 +21,9 @@ from backend.services.container import Services, build_services
 DESCRIPTION = """
 Postgres-native RAG: documents are chunked, segmented with jieba and embedded into PostgreSQL +
 pgvector; `hybrid_search` (full-text OR + HNSW, fused by RRF in SQL) prefetches, a heuristic reranker
-and a dynamic top-k cut choose the evidence, and answers cite it as `[n]`. Every assistant message
-stores its sources, so a client can redraw citations later.
+and a dynamic top-k cut choose the evidence, and answers cite it as `[n]`. `/research` plans a
+compound question into sections, researches them in parallel and writes a cited report (streamed as
+SSE). Every assistant message stores its sources, so a client can redraw citations later.
 """
 
 

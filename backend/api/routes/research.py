@@ -26,6 +26,18 @@ router = APIRouter(prefix="/research", tags=["research"])
 async def research(
     body: ResearchIn, services: ServicesDep, user: CurrentUser, _: ResearchLimit
 ) -> dict[str, Any] | StreamingResponse:
+    """Plan the question into at most four sections, research them in parallel (each with its own
+    evidence pool, gap searches until sufficient or `RESEARCH_MAX_LOOPS`), write each from its pool and
+    assemble a report citing `[n]`. The report is stored as an assistant message; the run is readable
+    at `GET /research/{run_id}` (also after a lost stream). A budget that runs out (deadline, model
+    calls, tokens, searches) ends research early: the report is then `partial`, with the reasons.
+
+    With `stream: true` the answer is `text/event-stream`, events in this order: `plan` (run_id,
+    sections with their queries, limits), per section `section_started`, `search` (one per query),
+    `evidence`, `sufficiency` (repeated per gap round), `section_done`; then `writing`, and `done`
+    (this endpoint's JSON body) or `error` (status, detail, run_id). `: keep-alive` comments are sent
+    while nothing happens. Closing the stream cancels the run (status `cancelled`).
+    """
     run = await services.research.start(body.to_request(), identity=user)  # bad input: 4xx, nothing runs
     if not body.stream:
         return await services.research.run(run)
