@@ -36,6 +36,7 @@ from backend.research.results import error_record, response_body, run_view
 from backend.research.sections import RunContext
 from backend.research.types import Emit, ResearchRequest
 from backend.retrieval.filters import to_containment
+from backend.services.conversations import recent_turns
 from backend.services.retrieval import RetrievalService
 from backend.services.web_evidence import WebChoice
 from backend.text import clean_query
@@ -221,16 +222,12 @@ class ResearchService:
         history: list[Turn] = []
         with self.db.as_user(identity) as conn:
             if conversation_id is not None:
-                if not conversations_repo.conversation_exists(
-                    conn, conversation_id=conversation_id, owner_id=identity.user_id
-                ):
-                    raise NotFound(f"conversation {conversation_id} does not exist")
-                history = [
-                    Turn(role, content)
-                    for role, content in conversations_repo.recent_messages(
-                        conn, conversation_id=conversation_id, limit=self.settings.chat_history_turns
-                    )
-                ]
+                history = recent_turns(
+                    conn,
+                    conversation_id=conversation_id,
+                    identity=identity,
+                    limit=self.settings.chat_history_turns,
+                )
             run_id = runs_repo.create_run(
                 conn,
                 owner_id=identity.user_id,

@@ -19,12 +19,13 @@ from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo
-from backend.errors import InvalidInput, NotFound
+from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
 from backend.llm.base import ToolCallingLLM
 from backend.services.assist import AssistTools
 from backend.services.chat_record import ChatReply, reply_to_dict, source_record, validate_citations
 from backend.services.context import BuiltContext, build_context
+from backend.services.conversations import recent_turns
 from backend.services.diagnostics import (
     ChatDiagnostics,
     CitationDiagnostics,
@@ -176,16 +177,12 @@ class ChatService:
         if conversation_id is None:
             return []
         with self.db.as_user(identity, read_only=True) as conn:
-            if not conversations_repo.conversation_exists(
-                conn, conversation_id=conversation_id, owner_id=identity.user_id
-            ):
-                raise NotFound(f"conversation {conversation_id} does not exist")
-            return [
-                Turn(role, content)
-                for role, content in conversations_repo.recent_messages(
-                    conn, conversation_id=conversation_id, limit=self.settings.chat_history_turns
-                )
-            ]
+            return recent_turns(
+                conn,
+                conversation_id=conversation_id,
+                identity=identity,
+                limit=self.settings.chat_history_turns,
+            )
 
     async def _evidence(
         self, query: str, request: ChatRequest, identity: Identity

@@ -5,10 +5,26 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import psycopg
+
 from backend.auth.identity import Identity
 from backend.db.database import Database
 from backend.db.repositories import conversations as repo
 from backend.errors import NotFound
+from backend.llm import Turn
+
+
+def recent_turns(
+    conn: psycopg.Connection, *, conversation_id: uuid.UUID, identity: Identity, limit: int
+) -> list[Turn]:
+    """The last `limit` messages of one of the caller's conversations, oldest first (another user's is
+    a 404, like one that does not exist); the history a follow-up question is read with."""
+    if not repo.conversation_exists(conn, conversation_id=conversation_id, owner_id=identity.user_id):
+        raise NotFound(f"conversation {conversation_id} does not exist")
+    return [
+        Turn(role, content)
+        for role, content in repo.recent_messages(conn, conversation_id=conversation_id, limit=limit)
+    ]
 
 
 def list_conversations(db: Database, *, identity: Identity, limit: int, offset: int) -> list[dict[str, Any]]:
