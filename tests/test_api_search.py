@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from fastapi.testclient import TestClient
 
+from backend.api.app import create_app
+from backend.confidence.policy import POLICIES_DIR
 from tests.factories import SEARCH_DOCS as DOCS
 
 
@@ -173,3 +176,15 @@ def test_each_search_request_logs_one_retrieval_done_line(client, caplog):
     assert len(done) == 1
     assert "mode=hybrid" in done[0]
     assert "桉树" not in done[0]
+
+
+@pytest.mark.parametrize("policy", ["v1", "v2", "v3"])
+def test_every_shipped_confidence_policy_answers_in_the_documented_shape(make_services, policy):
+    services = make_services(score_policy_version=policy, score_policies_dir=POLICIES_DIR)
+    with TestClient(create_app(services=services)) as client:
+        assert client.post("/documents/batch", json={"documents": DOCS}).status_code == 200
+        body = client.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
+    confidence = body["diagnostics"]["confidence"]
+    assert confidence["score_policy_version"] == f"overall_{policy}"
+    assert confidence["best_parent_id"] == body["results"][0]["document_id"]
+    assert confidence["top_parents"][0]["parent_id"] == confidence["best_parent_id"]

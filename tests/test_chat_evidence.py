@@ -301,3 +301,24 @@ def test_one_retrieval_done_line_per_chat_turn_without_document_text(make_servic
     for field in ("mode=hybrid", "top_k=5", "step_top_k=5", "chunks=", "sources=local", "fusion(", "ms"):
         assert field in done[0]
     assert "桉树" not in done[0]  # no document text in the log
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["尤金袋鼠分布在哪些地区？", "澳洲有哪些有袋类动物？", "What is rrf_k?", "月球上有多少座火山？"],
+)
+def test_search_and_chat_give_one_question_one_confidence_and_one_route(make_services, question):
+    # /search scores 15 candidates, /chat fetches 80: the score must not depend on that depth.
+    client = make_client(make_services)
+    searched = client.post("/search", json={"query": question}).json()
+    chatted = chat(client, question)
+    keys = ("best_overall_score", "confidence_level", "need_hitl", "web_fallback", "score_ratio")
+    on_search = {k: searched["diagnostics"]["confidence"][k] for k in keys}
+    assert {k: chatted["diagnostics"]["confidence"][k] for k in keys} == on_search
+    stored = client.get(f"/conversations/{chatted['conversation_id']}/messages").json()[1]
+    assert (
+        stored["metadata"]["confidence"]["best_parent_id"]
+        == searched["diagnostics"]["confidence"]["best_parent_id"]
+    )
+    assert chatted["diagnostics"]["evidence"]["route"] == searched["route"]
+    assert chatted["diagnostics"]["retrieval"]["parameters"]["prefetch_k"] > len(searched["results"])

@@ -71,6 +71,49 @@ class SearchStages(_Diag):
     confidence: ConfidenceStage
 
 
+class ParentConfidenceOut(_Diag):
+    """One parent document as the confidence scored it."""
+
+    parent_id: str = Field(description="the document id (a chunk's parent)")
+    title: str | None = None
+    overall_score: float = Field(description="this document's score; the best one is best_overall_score")
+    strength: float = Field(description="how strongly the document's best passages match the meaning")
+    coverage: float = Field(description="how much of the question's terms the document covers")
+    stability: float = Field(description="how much the retrieval legs and chunks agree on it")
+    risk_flags: list[
+        Literal["low_coverage", "single_spike", "sparse_evidence", "huge_doc_sparse", "ambiguous_candidate"]
+    ] = Field(
+        description="low_coverage: similar in meaning but missing the question's terms; single_spike: one "
+        "chunk carries it; sparse_evidence / huge_doc_sparse: few of its chunks match; "
+        "ambiguous_candidate: the runner-up competes with the best document"
+    )
+    features: dict[str, float | int | bool | list[str] | None] = Field(
+        description="the raw features the policy's formula read (names depend on the formula)"
+    )
+
+
+class ConfidenceOut(_Diag):
+    """Retrieval confidence (seed overall-score-confidence.md's output contract)."""
+
+    score_policy_version: str = Field(description="the policy that scored, e.g. overall_v3")
+    formula: str | None = Field(default=None, description="the policy's formula, e.g. answerability")
+    normalization: Literal["per_query", "calibrated"]
+    best_parent_id: str | None = Field(description="the best-scoring document; null without candidates")
+    best_overall_score: float | None
+    confidence_level: Literal["low", "medium", "high"]
+    thresholds_used: dict[str, float] = Field(description="T_low, T_high and R_hitl of the policy")
+    score_ratio: float | None = Field(description="runner-up document score / best score")
+    need_hitl: bool = Field(description="two relevant documents compete: clarify rather than guess")
+    web_fallback: bool = Field(description="the documents likely do not answer the question")
+    web_fallback_reason: str | None = Field(
+        description="no_results, or <level>_confidence; null when web_fallback is false"
+    )
+    parents_considered: int = Field(description="parent documents scored")
+    candidates_scored: int | None = Field(default=None, description="chunks read to score them")
+    score_source: str = Field(description="which chunk score fed the policy (answerability, final_score …)")
+    top_parents: list[ParentConfidenceOut]
+
+
 class SearchDiagnostics(_Diag):
     query: str = Field(description="the query after cleaning (NFKC, whitespace)")
     query_terms: list[str] = Field(description="significant terms after segmentation and stopwords")
@@ -81,9 +124,7 @@ class SearchDiagnostics(_Diag):
     embedding_model: str | None = Field(description="model that embedded the query; null in full-text mode")
     parameters: SearchParameters
     stages: SearchStages
-    confidence: dict[str, Any] = Field(
-        description="retrieval confidence over the candidates (overall-score-confidence contract)"
-    )
+    confidence: ConfidenceOut = Field(description="retrieval confidence over the candidates")
     total_ms: float
 
 
@@ -240,12 +281,19 @@ class WebDiagnostics(_Diag):
         )
 
 
+class ToolCallOut(_Diag):
+    tool: Literal["search_local", "search_web"]
+    query: str
+    sources: list[int] = Field(default_factory=list, description="source numbers [n] the call added")
+    error: str | None = Field(default=None, description="why the call failed (the answer went on without)")
+
+
 class ChatDiagnostics(_Diag):
     rewrite: RewriteDiagnostics
     retrieval: SearchDiagnostics = Field(description="the main search, as /search reports it")
     evidence: EvidenceDiagnostics
     web: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
-    tool_calls: list[dict[str, Any]] = Field(
+    tool_calls: list[ToolCallOut] = Field(
         default_factory=list,
         description="assist mode: each search the model ran while answering (tool, query, source numbers)",
     )

@@ -64,7 +64,7 @@ class Judged:
     question: str
     golds: list[str]
     gold_docs: list[str]
-    generator: str  # extractive | none | clarify
+    generator: str  # extractive | not_found | clarify
     answer: str
     cited_docs: list[str]
     context: list[dict[str, Any]]  # what the generator saw: n, external_id, title, heading, content
@@ -82,8 +82,11 @@ def judge(item: Judged) -> Judged:
     return item
 
 
+NOT_FOUND = ("not_found", "none")  # the chat's "not in the documents" reply (older runs: "none")
+
+
 def _cause(item: Judged) -> str:
-    if item.generator == "none":
+    if item.generator in NOT_FOUND:
         return "not_found"
     if item.generator == "clarify":
         return "clarify"
@@ -99,13 +102,13 @@ def summarise(items: Sequence[Judged]) -> dict[str, Any]:
     """The set's figures: rates, answer lengths (extractive replies only), causes of misses."""
     n = max(len(items), 1)
     # What a user reads, [n] markers included; fixed replies (not found, clarify) are not answers.
-    lengths = [len(i.answer) for i in items if i.generator not in ("none", "clarify")]
+    lengths = [len(i.answer) for i in items if i.generator not in (*NOT_FOUND, "clarify")]
     causes = Counter(i.cause for i in items if i.cause)
     return {
         "questions": len(items),
         "gold_string_rate": sum(i.has_gold for i in items) / n,
         "gold_doc_cited_rate": sum(i.cites_gold_doc for i in items) / n,
-        "not_found_rate": sum(i.generator == "none" for i in items) / n,
+        "not_found_rate": sum(i.generator in NOT_FOUND for i in items) / n,
         "clarify_rate": sum(i.generator == "clarify" for i in items) / n,
         "answer_chars_median": statistics.median(lengths) if lengths else 0,
         "answer_chars_mean": statistics.fmean(lengths) if lengths else 0,
