@@ -165,12 +165,18 @@ class Settings(BaseSettings):
         "this share of the question's idf (a rare missing name triggers, a generic word does not).",
     )
     chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
+    chat_assist_tools: bool = Field(
+        default=True,
+        description="Assist mode: a model that can call functions (Gemini) may run search_local / "
+        "search_web while answering; what it finds joins the cited sources.",
+    )
+    chat_assist_max_calls: int = Field(default=3, ge=0, le=10, description="Tool calls per answer.")
     chat_clarify_enabled: bool = True
     chat_clarify_levels: list[ConfidenceLevel] = Field(
         default_factory=lambda: list(DEFAULT_CLARIFY_LEVELS),
         description="Clarify only at these confidence levels: a strongly supported best answer is given.",
     )
-    score_policy_version: str = "v2"
+    score_policy_version: str = "v3"
     score_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
     confidence_top_n: int = Field(default=5, ge=1, le=50)
 

@@ -94,7 +94,14 @@ def settings():
     """Settings from defaults only (a developer's .env must not leak into tests)."""
     from backend.config import Settings
 
-    return Settings(_env_file=None, embedding_provider="local", llm_provider="extractive")
+    return Settings(
+        _env_file=None,
+        embedding_provider="local",
+        llm_provider="extractive",
+        # v3's threshold is fitted on the local model; the hashing test embedder's cosines lift far less
+        # (tests/fixtures/policies/v3.json lowers T_low). Routing tests with the real model use v3 itself.
+        score_policies_dir=PROJECT_ROOT / "tests" / "fixtures" / "policies",
+    )
 
 
 @pytest.fixture
@@ -142,6 +149,15 @@ def client(services):
 
     with TestClient(create_app(services=services)) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def fake_gemini():
+    """A fake Gemini API on 127.0.0.1 with queued replies (tests/fake_gemini.py)."""
+    from tests.fake_gemini import running_fake_gemini
+
+    with running_fake_gemini() as fake:
+        yield fake
 
 
 # --- the fake web (backend/testing/fake_web.py) ------------------------------------------------------

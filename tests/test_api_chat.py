@@ -95,15 +95,20 @@ def test_follow_up_without_an_llm_uses_the_heuristic_rewrite(make_services):
     assert second["sources"][0]["external_id"] == "kangaroo"
 
 
-def test_nothing_relevant_says_so_and_stores_empty_sources_without_asking_the_model(corpus, scripted_llm):
+def test_nothing_relevant_says_so_lists_related_documents_uncited_without_asking_the_model(
+    corpus, scripted_llm
+):
     body = ask(corpus, "量子计算机的纠错码如何实现？")
-    assert body["sources"] == []
-    assert body["generator"] == "none"
+    assert body["generator"] == "not_found"
     assert "没有找到" in body["answer"]
     assert scripted_llm.calls == []
+    assert body["sources"]  # the closest documents, for the reader to look at
+    assert all(not s["cited"] and not s["in_context"] for s in body["sources"])
+    assert len({s["document_id"] for s in body["sources"]}) == len(body["sources"]) <= 3
     stored = corpus.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
-    assert stored["sources"] == []
+    assert [s["chunk_id"] for s in stored["sources"]] == [s["chunk_id"] for s in body["sources"]]
     assert stored["content"] == body["answer"]
+    assert stored["metadata"]["generator"] == "not_found"
 
 
 def test_stream_sends_deltas_then_one_final_event_with_sources_and_ids(corpus, scripted_llm):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from fastapi.testclient import TestClient
 
+from backend.api.app import create_app
+from backend.confidence.policy import POLICIES_DIR
 from tests.factories import SEARCH_DOCS as DOCS
 
 
@@ -33,8 +36,8 @@ def test_chinese_query_ranks_the_matching_document_first_with_diagnostics(corpus
     assert set(d["stages"]) == {"prefetch", "rerank", "top_k", "confidence"}
     assert d["confidence"]["best_parent_id"] == body["results"][0]["document_id"]
     assert d["confidence"]["confidence_level"] in {"low", "medium", "high"}
-    assert d["confidence"]["score_policy_version"] == "overall_v2"
-    assert d["confidence"]["normalization"] == "calibrated"
+    assert d["confidence"]["score_policy_version"] == "overall_v3"
+    assert d["confidence"]["score_source"] == "answerability"  # policy v3: relative to the question itself
     assert d["stages"]["prefetch"]["count"] >= d["stages"]["top_k"]["count"] == len(body["results"])
     assert all(stage["ms"] >= 0 for stage in d["stages"].values())
 
@@ -173,3 +176,15 @@ def test_each_search_request_logs_one_retrieval_done_line(client, caplog):
     assert len(done) == 1
     assert "mode=hybrid" in done[0]
     assert "桉树" not in done[0]
+
+
+@pytest.mark.parametrize("policy", ["v1", "v2", "v3"])
+def test_every_shipped_confidence_policy_answers_in_the_documented_shape(make_services, policy):
+    services = make_services(score_policy_version=policy, score_policies_dir=POLICIES_DIR)
+    with TestClient(create_app(services=services)) as client:
+        assert client.post("/documents/batch", json={"documents": DOCS}).status_code == 200
+        body = client.post("/search", json={"query": "尤金袋鼠分布在哪些地区？"}).json()
+    confidence = body["diagnostics"]["confidence"]
+    assert confidence["score_policy_version"] == f"overall_{policy}"
+    assert confidence["best_parent_id"] == body["results"][0]["document_id"]
+    assert confidence["top_parents"][0]["parent_id"] == confidence["best_parent_id"]

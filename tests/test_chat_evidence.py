@@ -8,9 +8,9 @@ import logging
 import pytest
 from fastapi.testclient import TestClient
 
+from backend import PROJECT_ROOT
 from backend.api.app import create_app
 from backend.auth import LOCAL_IDENTITY
-from backend.confidence.policy import load_policy
 from backend.testing import ScriptedLLM
 
 DOCS = [
@@ -53,7 +53,7 @@ def test_budgets_and_confidence_are_reported_and_confidence_is_stored(make_servi
     assert body["diagnostics"]["retrieval"]["parameters"]["prefetch_k"] == 80
     assert body["diagnostics"]["confidence"]["confidence_level"] in {"low", "medium", "high"}
     stored = client.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
-    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v2"
+    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v3"
     assert stored["metadata"]["confidence"]["best_parent_id"] == body["sources"][0]["document_id"]
 
 
@@ -134,8 +134,10 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
 
 
 def test_without_an_llm_gap_queries_are_keyword_reformulations(make_services):
-    client = make_client(make_services, llm=ScriptedLLM(answers=["答[1]。"]))  # complete() -> None
-    body = chat(client, "鸭嘴兽和袋熊的寿命分别是多少？")
+    # write_k = 1: one relevant chunk is scarce evidence, so gap searches run for an answerable question.
+    client = make_client(make_services, llm=ScriptedLLM(answers=["答[1]。"]), local_top_k=1)  # no complete()
+    body = chat(client, "鸭嘴兽生活在哪里，会产卵吗？")
+    assert body["diagnostics"]["evidence"]["route"] == "answer"
     gap = body["diagnostics"]["evidence"]["gap"]
     assert gap["triggered"] is True
     assert gap["method"] == "keywords"
@@ -167,9 +169,10 @@ def test_a_failing_gap_search_is_logged_and_the_rest_still_fuse(make_services, c
 
 
 def test_ambiguous_candidates_get_a_clarification_question_instead_of_a_guess(make_services, tmp_path):
-    policy = load_policy("v2").to_json()
-    policy["thresholds"]["R_hitl"] = 0.0  # every close runner-up counts as ambiguous
-    (tmp_path / "v2.json").write_text(json.dumps(policy), encoding="utf-8")
+    policy = json.loads((PROJECT_ROOT / "tests/fixtures/policies/v3.json").read_text(encoding="utf-8"))
+    # Every runner-up counts as a second document that holds the answer, as close as the best.
+    policy["thresholds"].update(T_low=0.0, T_high=0.0, R_hitl=0.0)
+    (tmp_path / "v3.json").write_text(json.dumps(policy), encoding="utf-8")
     llm = ScriptedLLM(answers=["不应被调用[1]。"])
     every_level = ["low", "medium", "high"]
     client = make_client(make_services, llm=llm, score_policies_dir=tmp_path, chat_clarify_levels=every_level)
@@ -298,3 +301,24 @@ def test_one_retrieval_done_line_per_chat_turn_without_document_text(make_servic
     for field in ("mode=hybrid", "top_k=5", "step_top_k=5", "chunks=", "sources=local", "fusion(", "ms"):
         assert field in done[0]
     assert "桉树" not in done[0]  # no document text in the log
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["尤金袋鼠分布在哪些地区？", "澳洲有哪些有袋类动物？", "What is rrf_k?", "月球上有多少座火山？"],
+)
+def test_search_and_chat_give_one_question_one_confidence_and_one_route(make_services, question):
+    # /search scores 15 candidates, /chat fetches 80: the score must not depend on that depth.
+    client = make_client(make_services)
+    searched = client.post("/search", json={"query": question}).json()
+    chatted = chat(client, question)
+    keys = ("best_overall_score", "confidence_level", "need_hitl", "web_fallback", "score_ratio")
+    on_search = {k: searched["diagnostics"]["confidence"][k] for k in keys}
+    assert {k: chatted["diagnostics"]["confidence"][k] for k in keys} == on_search
+    stored = client.get(f"/conversations/{chatted['conversation_id']}/messages").json()[1]
+    assert (
+        stored["metadata"]["confidence"]["best_parent_id"]
+        == searched["diagnostics"]["confidence"]["best_parent_id"]
+    )
+    assert chatted["diagnostics"]["evidence"]["route"] == searched["route"]
+    assert chatted["diagnostics"]["retrieval"]["parameters"]["prefetch_k"] > len(searched["results"])

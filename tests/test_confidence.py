@@ -511,6 +511,16 @@ def test_calibrate_command_explains_bad_input(tmp_path, capsys, content, message
     assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())
 
 
+def test_calibrate_command_derives_from_the_newest_seed_formula_policy(tmp_path, capsys):
+    # v3 (answerability) is newer, but calibrate tunes the seed's formula: its default base is v2.
+    labels = write_jsonl(tmp_path / "labels.jsonl", rows(GOOD, AMBIGUOUS, BAD))
+    assert cli_main(["calibrate", str(labels), "--policies-dir", str(tmp_path / "p")]) == 0
+    written = json.loads((tmp_path / "p" / "v3.json").read_text())
+    assert written["derived_from"] == "v2"
+    assert cli_main(["calibrate", str(labels), "--from-version", "v3", "--policies-dir", str(tmp_path)]) == 2
+    assert "not the seed's OverallScore" in capsys.readouterr().err
+
+
 def test_calibrate_command_unknown_base_version(tmp_path, capsys):
     labels = write_jsonl(tmp_path / "labels.jsonl", rows(GOOD, AMBIGUOUS, BAD))
     assert cli_main(["calibrate", str(labels), "--from-version", "v42", "--policies-dir", str(tmp_path)]) == 2

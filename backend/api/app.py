@@ -44,7 +44,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
             yield
         finally:
             if owned:
-                await asyncio.to_thread(app.state.services.close)
+                await app.state.services.aclose()
 
     app = FastAPI(
         title="pgrag",

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics
+from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics, WebDiagnostics
 
 MAX_OFFSET = 1_000_000_000  # pagination offsets beyond this are nonsense (and PostgreSQL's bigint has an end)
 
@@ -110,6 +110,11 @@ class SearchIn(BaseModel):
     mode: Literal["hybrid", "vector", "fulltext"] | None = None
     dynamic: bool = Field(default=True, description="false: exactly top_k ranked results (evaluation).")
     filters: dict[str, Any] | None = Field(default=None, description='e.g. {"lang": "zh", "tags": ["x"]}')
+    web: bool | Literal["auto"] = Field(
+        default="auto",
+        description="auto: web results only when the documents do not hold the answer; true: always; "
+        "false: never. Needs WEB_SEARCH_PROVIDER.",
+    )
 
 
 class SearchHit(BaseModel):
@@ -123,11 +128,40 @@ class SearchHit(BaseModel):
     scores: dict[str, Any]
 
 
+class WebHitOut(BaseModel):
+    """One web result (deduplicated against the local results)."""
+
+    url: str
+    title: str
+    content: str = Field(description="the provider's snippet, or the page's text when it was read")
+    provider: str
+    score: float | None = Field(description="the provider's own relevance score (not comparable across)")
+    fetched_at: datetime
+    published_date: str | None = None
+
+    @classmethod
+    def from_result(cls, hit: Any) -> WebHitOut:
+        return cls(
+            url=hit.url,
+            title=hit.title,
+            content=hit.text,
+            provider=hit.provider,
+            score=hit.score,
+            fetched_at=hit.fetched_at,
+            published_date=hit.published_date,
+        )
+
+
 class SearchOut(BaseModel):
     query: str
     mode: str
     results: list[SearchHit]
+    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
+        description="what the confidence says the results are good for (see /chat)"
+    )
+    web: list[WebHitOut] = Field(default_factory=list, description="web results, when a web search ran")
     diagnostics: SearchDiagnostics
+    web_diagnostics: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
 
 
 class ChatIn(BaseModel):
@@ -150,6 +184,11 @@ class ChatIn(BaseModel):
         default=None,
         description='metadata filter for every search of this turn, as on /search: {"tags": ["x"]}',
     )
+    web: bool | Literal["auto"] = Field(
+        default="auto",
+        description="auto: search the web only when the documents do not hold the answer; true: always "
+        "(in parallel with the documents); false: never. Needs WEB_SEARCH_PROVIDER.",
+    )
     top_k: int | None = Field(default=None, ge=1, description="retrieval budget (LOCAL_TOP_K)")
     step_top_k: int | None = Field(default=None, ge=1, description="most evidence chunks kept (STEP_TOP_K)")
     write_top_k: int | None = Field(default=None, ge=1, description="evidence the model sees (WRITE_TOP_K)")
@@ -160,15 +199,20 @@ class SourceOut(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     n: int
-    chunk_id: int
-    document_id: str
-    external_id: str
+    kind: Literal["local", "web"] = Field(default="local", description="a chunk of a document, or a web page")
+    chunk_id: int | None = Field(description="the chunk (local sources); null for web pages")
+    document_id: str | None = Field(description="its document (local sources); null for web pages")
+    external_id: str = Field(description="the document's external id, or the web page's canonical URL")
     title: str
     heading: str
     snippet: str
     cited: bool = Field(description="whether the answer cites it")
-    content_hash: str = Field(description="sha256 of the chunk text it was built from")
+    in_context: bool = Field(default=True, description="whether the model saw it (false: related, uncited)")
+    content_hash: str = Field(description="sha256 of the chunk or passage text it was built from")
     why: dict[str, Any] = Field(description="ranks, RRF score, rerank features and final score")
+    url: str | None = Field(default=None, description="web sources: the page")
+    provider: str | None = Field(default=None, description="web sources: the search provider")
+    fetched_at: datetime | None = Field(default=None, description="web sources: when it was fetched")
 
 
 class StoredSourceOut(SourceOut):

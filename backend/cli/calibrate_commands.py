@@ -17,6 +17,7 @@ from backend.confidence.policy import (
     available_versions,
     load_policy,
     save_new_policy,
+    seed_formula_versions,
 )
 
 
@@ -134,8 +135,9 @@ def _base_policy(version: str | None, directory: Path) -> Policy:
     directories = list(dict.fromkeys([directory.resolve(), POLICIES_DIR]))
     for d in directories:
         versions = available_versions(d)
-        if versions and version is None:
-            return load_policy(versions[-1], d)
+        seed_versions = seed_formula_versions(d)  # calibrate tunes the seed's formula only
+        if seed_versions and version is None:
+            return load_policy(seed_versions[-1], d)
         if version is not None and version.removeprefix("overall_") in versions:
             return load_policy(version, d)
     listed = "; ".join(f"{d}: {', '.join(available_versions(d)) or 'none'}" for d in directories)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 
 from backend.auth import LOCAL_IDENTITY
 from backend.config import get_settings
-from backend.services.chat import ChatRequest
+from backend.services.chat import ChatReply, ChatRequest
+from backend.services.container import Services
 from backend.services.retrieval import SearchRequest
 
 
@@ -66,12 +68,19 @@ def search(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _ask(services: Services, question: str) -> ChatReply:
+    try:
+        return await services.chat.chat(ChatRequest(message=question), identity=LOCAL_IDENTITY)
+    finally:
+        await services.web.aclose()  # the web clients belong to this event loop
+
+
 def ask(args: argparse.Namespace) -> int:
     from backend.services.container import build_services
 
     services = build_services(get_settings())
     try:
-        reply = services.chat.chat(ChatRequest(message=args.question), identity=LOCAL_IDENTITY)
+        reply = asyncio.run(_ask(services, args.question))
     finally:
         services.close()
     if args.json:

@@ -13,10 +13,16 @@ POLICIES_DIR = Path(__file__).resolve().parent / "policies"
 _VERSION = re.compile(r"^v([1-9][0-9]*)$")
 CONFIDENCE_LEVELS = ("low", "medium", "high")
 ANCHORED_FEATURES = ("rrf_sum", "max_score", "coverage", "log_chunks")
+SEED_FORMULA = "overall"
 
 
 class PolicyError(ValueError):
     """A policy file is missing, malformed or inconsistent."""
+
+
+def version_pattern() -> re.Pattern[str]:
+    """What a version name looks like: v1, v2, ..."""
+    return _VERSION
 
 
 @dataclass(frozen=True)
@@ -156,8 +162,8 @@ def available_versions(directory: Path = POLICIES_DIR) -> list[str]:
     return sorted(found, key=lambda v: int(v[1:]))
 
 
-def load_policy(version: str, directory: Path = POLICIES_DIR) -> Policy:
-    """Read one policy file; `version` is 'v1' or 'overall_v1'."""
+def read_policy_file(version: str, directory: Path = POLICIES_DIR) -> tuple[Path, dict[str, Any]]:
+    """The parsed JSON of one policy file; `version` is 'v1' or 'overall_v1'."""
     name = version.removeprefix("overall_")
     path = Path(directory) / f"{name}.json"
     if not _VERSION.match(name) or not path.is_file():
@@ -167,6 +173,41 @@ def load_policy(version: str, directory: Path = POLICIES_DIR) -> Policy:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PolicyError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PolicyError(f"{path} must hold a JSON object")
+    return path, data
+
+
+def formula_of(data: dict[str, Any]) -> str:
+    """Which score a policy file defines: "overall" (the seed's formula, v1/v2) unless it says otherwise."""
+    return str(data.get("formula", SEED_FORMULA))
+
+
+def seed_formula_versions(directory: Path = POLICIES_DIR) -> list[str]:
+    """The versions in a directory that use the seed's OverallScore formula, oldest first."""
+    out = []
+    for version in available_versions(directory):
+        try:
+            if formula_of(read_policy_file(version, directory)[1]) == SEED_FORMULA:
+                out.append(version)
+        except PolicyError:
+            continue  # a broken file is reported when it is loaded, not when listing
+    return out
+
+
+def load_policy(version: str, directory: Path = POLICIES_DIR) -> Policy:
+    """Read one seed-formula policy file; `version` is 'v1' or 'overall_v1'.
+
+    Another formula (v3's answerability) is refused with a PolicyError: it needs other inputs, see
+    backend.confidence.assess.load_score_policy.
+    """
+    path, data = read_policy_file(version, directory)
+    name = version.removeprefix("overall_")
+    if formula_of(data) != SEED_FORMULA:
+        raise PolicyError(
+            f"{path} defines the {formula_of(data)!r} score, not the seed's OverallScore "
+            "(fitted by `python -m bench.routing.fit`, read by backend.confidence.assess.load_score_policy)"
+        )
     policy = Policy.from_json(data)
     if policy.version != name:
         raise PolicyError(f"{path} declares version {policy.version!r}; the file name says {name!r}")

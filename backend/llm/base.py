@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -39,4 +39,35 @@ class LLM(Protocol):
 
     def complete(self, system: str, prompt: str) -> str | None:
         """Free-form text for helper tasks (`system` may be empty); None when the provider cannot."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call while answering: its name, what it does, its JSON-schema arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class Tools(Protocol):
+    """What a tool-calling answer may use (seed evidence-retention.md 2.5: search_local, search_web)."""
+
+    specs: Sequence[ToolSpec]
+    max_calls: int  # function calls per answer; past it the model must answer with what it has
+
+    def call(self, name: str, args: Mapping[str, Any]) -> str:
+        """Run one call; the text the model reads back (its sources numbered [n] for citation)."""
+        ...
+
+
+@runtime_checkable
+class ToolCallingLLM(Protocol):
+    """An LLM that can search on its own while answering (assist mode)."""
+
+    def answer_with_tools(
+        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn], tools: Tools
+    ) -> Iterator[str]:
+        """Like answer(), but the model may call `tools` first (at most tools.max_calls times)."""
         ...

@@ -15,7 +15,7 @@ from google.genai import types
 
 from backend.config import Settings
 from backend.errors import ProviderError
-from backend.llm.base import SourceText, Turn
+from backend.llm.base import SourceText, Tools, ToolSpec, Turn
 from backend.llm.prompts import format_sources, load_prompt
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,55 @@ class GeminiLLM:
         contents = [*_history_contents(history), _content("user", prompt)]
         return self._stream(contents)
 
+    def answer_with_tools(
+        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn], tools: Tools
+    ) -> Iterator[str]:
+        """Assist mode: the model may call `tools` (function calling) before it answers; each call's result
+        is read back to it, at most tools.max_calls calls; then the answer streams as in answer()."""
+        prompt = load_prompt("answer_user").render(question=question, sources=format_sources(sources))
+        contents = [*_history_contents(history), _content("user", prompt)]
+        config = types.GenerateContentConfig(
+            system_instruction=self._answer_config.system_instruction,
+            tools=[types.Tool(function_declarations=[_declaration(spec) for spec in tools.specs])],
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        )
+        calls_made = 0
+        while calls_made < tools.max_calls:
+            response = self._with_retries(
+                lambda: self._client.models.generate_content(
+                    model=self.name, contents=contents, config=config
+                )
+            )
+            calls = (response.function_calls or [])[: tools.max_calls - calls_made]
+            if not calls:
+                if response.text:  # answered without (more) tools: that is the answer
+                    yield response.text
+                    return
+                break
+            assert response.candidates
+            assert response.candidates[0].content
+            contents.append(response.candidates[0].content)
+            replies = []
+            for call in calls:
+                result = tools.call(call.name or "", dict(call.args or {}))
+                replies.append(
+                    types.Part.from_function_response(name=call.name or "", response={"result": result})
+                )
+            contents.append(types.Content(role="user", parts=replies))
+            calls_made += len(calls)
+        # The call budget is spent (or the model stopped without text): it answers from what it has,
+        # with the tools still declared (the history holds its calls) but no more calls allowed.
+        final = config.model_copy(
+            update={
+                "tool_config": types.ToolConfig(
+                    function_calling_config=types.FunctionCallingConfig(
+                        mode=types.FunctionCallingConfigMode.NONE
+                    )
+                )
+            }
+        )
+        yield from self._stream(contents, final)
+
     def complete(self, system: str, prompt: str) -> str | None:
         """One non-streamed generation; None when the model returned no text."""
         config = types.GenerateContentConfig(system_instruction=system or None)
@@ -77,14 +126,16 @@ class GeminiLLM:
         )
         return (response.text or "").strip() or None
 
-    def _stream(self, contents: list[types.Content]) -> Iterator[str]:
+    def _stream(
+        self, contents: list[types.Content], config: types.GenerateContentConfig | None = None
+    ) -> Iterator[str]:
         attempt = 0
         while True:
             yielded = False
             last: types.GenerateContentResponse | None = None
             try:
                 stream = self._client.models.generate_content_stream(
-                    model=self.name, contents=contents, config=self._answer_config
+                    model=self.name, contents=contents, config=config or self._answer_config
                 )
                 for last in stream:
                     if last.text:
@@ -135,6 +186,12 @@ def _make_client(settings: Settings) -> genai.Client:
         http_options.base_url = settings.gemini_base_url
     return genai.Client(
         api_key=settings.gemini_api_key.get_secret_value(), vertexai=False, http_options=http_options
+    )
+
+
+def _declaration(spec: ToolSpec) -> types.FunctionDeclaration:
+    return types.FunctionDeclaration(
+        name=spec.name, description=spec.description, parameters_json_schema=spec.parameters
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
@@ -19,6 +20,7 @@ from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.services.chat import ChatService
 from backend.services.ingestion import IngestionService
 from backend.services.retrieval import RetrievalService
+from backend.web import PostgresWebCache, WebSearch, create_web_search
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Services:
     ingestion: IngestionService
     retrieval: RetrievalService
     chat: ChatService
+    web: WebSearch
 
     @property
     def pool(self) -> ConnectionPool:
@@ -41,6 +44,11 @@ class Services:
     def close(self) -> None:
         self.db.close()
 
+    async def aclose(self) -> None:
+        """Close the web clients on the event loop that used them, then the pools."""
+        await self.web.aclose()
+        await asyncio.to_thread(self.db.close)
+
 
 def build_services(
     settings: Settings,
@@ -49,6 +57,7 @@ def build_services(
     embedder: Embedder | None = None,
     llm: LLM | None = None,
     authenticator: Authenticator | None = None,
+    web: WebSearch | None = None,
     migrate: bool | None = None,
 ) -> Services:
     """Resolve the database (embedded if unset), migrate (AUTO_MIGRATE unless `migrate` says), open the
@@ -74,6 +83,9 @@ def build_services(
     except PolicyError as exc:
         db.close()
         raise ConfigurationError(f"SCORE_POLICY_VERSION: {exc}") from exc
+    # The web clients are created here and used on the event loop that serves requests (one loop per
+    # process: the server's, or the CLI command's asyncio.run).
+    web = web or create_web_search(settings, cache=PostgresWebCache(db.pool))
     return Services(
         settings=settings,
         database_url=url,
@@ -83,7 +95,8 @@ def build_services(
         authenticator=authenticator or build_authenticator(settings),
         ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
-        chat=ChatService(db, retrieval, llm, settings),
+        chat=ChatService(db, retrieval, llm, settings, web),
+        web=web,
     )
 
 

@@ -21,18 +21,22 @@ def read_messages(db: Database, *, conversation_id: uuid.UUID, identity: Identit
     """Messages oldest first; each stored source gains `stale` (its text is no longer in the document).
 
     Another user's conversation is a 404, like one that does not exist: the caller learns nothing.
+    A web source is never stale here: it cites the page as it was fetched (its fetched_at says when).
     """
     with db.as_user(identity, read_only=True) as conn:
         if not repo.conversation_exists(conn, conversation_id=conversation_id, owner_id=identity.user_id):
             raise NotFound(f"conversation {conversation_id} does not exist")
         messages = repo.list_messages(conn, conversation_id=conversation_id)
-        keys = [(s["document_id"], s["content_hash"]) for m in messages for s in m["sources"]]
+        local = [s for m in messages for s in m["sources"] if s.get("kind", "local") == "local"]
+        keys = [(s["document_id"], s["content_hash"]) for s in local]
         live = repo.live_chunk_keys(conn, keys=keys)
         existing_docs = {k[0] for k in live} | repo.existing_documents(conn, ids=[k[0] for k in keys])
     for message in messages:
         for source in message["sources"]:
-            key = (source["document_id"], source["content_hash"])
-            source["stale"] = key not in live
+            source.setdefault("kind", "local")
+            source["stale"] = (source["document_id"], source["content_hash"]) not in live and source[
+                "kind"
+            ] == "local"
             if source["stale"]:
                 source["stale_reason"] = (
                     "document changed" if source["document_id"] in existing_docs else "document deleted"

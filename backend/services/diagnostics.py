@@ -71,6 +71,49 @@ class SearchStages(_Diag):
     confidence: ConfidenceStage
 
 
+class ParentConfidenceOut(_Diag):
+    """One parent document as the confidence scored it."""
+
+    parent_id: str = Field(description="the document id (a chunk's parent)")
+    title: str | None = None
+    overall_score: float = Field(description="this document's score; the best one is best_overall_score")
+    strength: float = Field(description="how strongly the document's best passages match the meaning")
+    coverage: float = Field(description="how much of the question's terms the document covers")
+    stability: float = Field(description="how much the retrieval legs and chunks agree on it")
+    risk_flags: list[
+        Literal["low_coverage", "single_spike", "sparse_evidence", "huge_doc_sparse", "ambiguous_candidate"]
+    ] = Field(
+        description="low_coverage: similar in meaning but missing the question's terms; single_spike: one "
+        "chunk carries it; sparse_evidence / huge_doc_sparse: few of its chunks match; "
+        "ambiguous_candidate: the runner-up competes with the best document"
+    )
+    features: dict[str, float | int | bool | list[str] | None] = Field(
+        description="the raw features the policy's formula read (names depend on the formula)"
+    )
+
+
+class ConfidenceOut(_Diag):
+    """Retrieval confidence (seed overall-score-confidence.md's output contract)."""
+
+    score_policy_version: str = Field(description="the policy that scored, e.g. overall_v3")
+    formula: str | None = Field(default=None, description="the policy's formula, e.g. answerability")
+    normalization: Literal["per_query", "calibrated"]
+    best_parent_id: str | None = Field(description="the best-scoring document; null without candidates")
+    best_overall_score: float | None
+    confidence_level: Literal["low", "medium", "high"]
+    thresholds_used: dict[str, float] = Field(description="T_low, T_high and R_hitl of the policy")
+    score_ratio: float | None = Field(description="runner-up document score / best score")
+    need_hitl: bool = Field(description="two relevant documents compete: clarify rather than guess")
+    web_fallback: bool = Field(description="the documents likely do not answer the question")
+    web_fallback_reason: str | None = Field(
+        description="no_results, or <level>_confidence; null when web_fallback is false"
+    )
+    parents_considered: int = Field(description="parent documents scored")
+    candidates_scored: int | None = Field(default=None, description="chunks read to score them")
+    score_source: str = Field(description="which chunk score fed the policy (answerability, final_score …)")
+    top_parents: list[ParentConfidenceOut]
+
+
 class SearchDiagnostics(_Diag):
     query: str = Field(description="the query after cleaning (NFKC, whitespace)")
     query_terms: list[str] = Field(description="significant terms after segmentation and stopwords")
@@ -81,9 +124,7 @@ class SearchDiagnostics(_Diag):
     embedding_model: str | None = Field(description="model that embedded the query; null in full-text mode")
     parameters: SearchParameters
     stages: SearchStages
-    confidence: dict[str, Any] = Field(
-        description="retrieval confidence over the candidates (overall-score-confidence contract)"
-    )
+    confidence: ConfidenceOut = Field(description="retrieval confidence over the candidates")
     total_ms: float
 
 
@@ -127,6 +168,9 @@ class PoolFusionOut(_Diag):
 
 
 class GapDiagnostics(_Diag):
+    """Gap searches (when the evidence is scarce) and the one fusion that protects what the main search
+    missed: gap-search chunks and web passages share the protected pool."""
+
     triggered: bool = Field(description="whether gap searches ran")
     reason: str | None = Field(description="why the evidence counted as scarce; null when it did not")
     queries: list[str] = Field(default_factory=list, description="the gap searches that were run")
@@ -159,6 +203,11 @@ class EvidenceOptionsOut(_Diag):
 
 class EvidenceDiagnostics(_Diag):
     options: EvidenceOptionsOut
+    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
+        description="answer from the documents; clarify (two relevant documents compete); web_fallback "
+        "(the documents do not hold the answer: web evidence only); not_in_documents (the same, with no "
+        "web search for this request: the reply says so)"
+    )
     budget: BudgetOut
     gap: GapDiagnostics
     truncation: TruncationDiagnostics
@@ -188,14 +237,73 @@ class CitationDiagnostics(_Diag):
     invalid_removed: int = Field(description="markers that pointed at no source and were removed")
 
 
+class WebProviderOut(BaseModel):
+    """One provider's part of the web leg (backend/web: status, counts, latency, errors)."""
+
+    model_config = ConfigDict(extra="allow")
+    provider: str
+    status: str = Field(description="ok, empty, error, timeout (cut at the soft deadline) or cancelled")
+    results: int = 0
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+class WebDiagnostics(_Diag):
+    """The web leg of a turn: why it ran, the soft-wait timing, what the providers gave, what was kept."""
+
+    requested: bool | Literal["auto"] = Field(description="the request's web flag")
+    local_timeout: bool = Field(description="local retrieval exceeded its hard timeout")
+    web_timeout: bool = Field(description="a provider was cut at the soft deadline")
+    soft_wait_ms: int = Field(description="how long the answer waited for the web after local retrieval")
+    soft_deadline_ms: int = Field(description="WEB_SOFT_WAIT_MS: the most the web may add")
+    providers: list[WebProviderOut]
+    hits: int = Field(description="web results before deduplication")
+    dedup: dict[str, int] = Field(
+        description="kept, and dropped by url, by hash, by near duplicate, against local evidence"
+    )
+    passages: int = Field(description="web passages that entered the fusion with the local evidence")
+
+    @classmethod
+    def from_outcome(
+        cls, requested: bool | Literal["auto"], outcome: Any, counts: Any, passages: int
+    ) -> WebDiagnostics:
+        d = outcome.diagnostics
+        return cls(
+            requested=requested,
+            local_timeout=d.local_timeout,
+            web_timeout=d.web_timeout,
+            soft_wait_ms=d.soft_wait_ms,
+            soft_deadline_ms=d.soft_deadline_ms,
+            providers=[WebProviderOut.model_validate(p) for p in d.providers],
+            hits=counts.web_in,
+            dedup={k: v for k, v in vars(counts).items() if k != "web_in"},
+            passages=passages,
+        )
+
+
+class ToolCallOut(_Diag):
+    tool: Literal["search_local", "search_web"]
+    query: str
+    sources: list[int] = Field(default_factory=list, description="source numbers [n] the call added")
+    error: str | None = Field(default=None, description="why the call failed (the answer went on without)")
+
+
 class ChatDiagnostics(_Diag):
     rewrite: RewriteDiagnostics
     retrieval: SearchDiagnostics = Field(description="the main search, as /search reports it")
     evidence: EvidenceDiagnostics
+    web: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
+    tool_calls: list[ToolCallOut] = Field(
+        default_factory=list,
+        description="assist mode: each search the model ran while answering (tool, query, source numbers)",
+    )
     confidence: ConfidenceSummary
     context: ContextDiagnostics
     citations: CitationDiagnostics
     clarify: bool = Field(description="the reply asks which document the user means")
-    generator: str = Field(description="gemini, extractive, scripted, clarify or none (nothing found)")
+    generator: str = Field(
+        description="gemini, extractive or scripted (an answer); clarify (a question back); not_found "
+        "(the documents do not hold the answer and nothing else did: no model was asked)"
+    )
     llm: str | None = Field(description="the model that wrote the answer, if one did")
     total_ms: float = 0.0

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
 
 from backend.auth.identity import Identity
+from backend.confidence.routing import Route, decide_route
 from backend.config import MAX_MATCH_COUNT, Settings
 from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
@@ -77,6 +78,10 @@ class Evidence:
     def confidence(self) -> dict[str, Any]:
         return self.search.confidence
 
+    @property
+    def route(self) -> Route:
+        return self.diagnostics.route
+
 
 def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
     """Evidence worth showing the model: shares a share of the query's terms, or is very close."""
@@ -120,21 +125,17 @@ def missing_terms(terms: list[str], chunks: list[ScoredChunk]) -> list[str]:
     return [t for t in terms if t not in tokens]
 
 
-def gather_evidence(
+def main_search(
     question: str,
     retrieval: RetrievalService,
-    llm: LLM,
     settings: Settings,
-    options: EvidenceOptions | None = None,
+    options: EvidenceOptions,
     *,
     identity: Identity,
-) -> Evidence:
-    """Main search with the seed's recall budgets, gap supplement if scarce, one truncation; every
-    search runs as `identity`."""
-    started = time.perf_counter()
-    s, options = settings, options or EvidenceOptions()
-    budget = options.budget(s)
-    search = retrieval.search(
+) -> SearchResult:
+    """The turn's one main search, with the seed's recall budgets (its confidence decides the route)."""
+    budget = options.budget(settings)
+    return retrieval.search(
         SearchRequest(
             query=question,
             top_k=budget.local_recall_k,
@@ -145,17 +146,52 @@ def gather_evidence(
         ),
         identity=identity,
     )
-    main = search.results  # local_recall_k chunks after the local rerank, not yet truncated
+
+
+def route_for(confidence: dict[str, Any], settings: Settings, *, web_available: bool) -> Route:
+    """What the turn does with its documents (overall-score-confidence.md §8, backend/confidence/routing):
+    answer from them; ask which document is meant (two relevant ones compete); go to the web, or say
+    they do not hold the answer when no web search is available for this request."""
+    if not settings.chat_clarify_enabled:
+        confidence = {**confidence, "need_hitl": False}
+    return decide_route(confidence, web_available=web_available, clarify_levels=settings.chat_clarify_levels)
+
+
+def gather_evidence(
+    question: str,
+    retrieval: RetrievalService,
+    llm: LLM,
+    settings: Settings,
+    options: EvidenceOptions | None = None,
+    *,
+    identity: Identity,
+    search: SearchResult | None = None,
+    route: Route = "answer",
+    web: Sequence[ScoredChunk] = (),
+) -> Evidence:
+    """The turn's evidence, truncated once: the main search (run here unless given), a gap supplement
+    when it is scarce, and web passages; every search runs as `identity`.
+
+    route "web_fallback" / "not_in_documents": the documents do not answer the question, so no local
+    chunk is evidence (a question the documents cannot answer is never answered from them): only the
+    web passages, if any.
+    """
+    started = time.perf_counter()
+    s, options = settings, options or EvidenceOptions()
+    budget = options.budget(s)
+    search = search or main_search(question, retrieval, s, options, identity=identity)
+    beyond = route in ("web_fallback", "not_in_documents")
+    main = [] if beyond else search.results  # local_recall_k chunks, not yet truncated
     relevant_main = [c for c in main if is_relevant(c, s)]
     reason = None
-    if s.chat_gap_supplement_enabled:
+    if s.chat_gap_supplement_enabled and not beyond:
         terms = search.diagnostics.query_terms
         written = relevant_main[: budget.write_k]  # what the answer would be written from
         reason = scarce(written, search.confidence, terms, search.term_stats, s.chat_gap_missing_idf_share)
 
-    if reason:
-        chunks, gap, truncation = _with_gap_supplement(
-            question, search, options, budget, retrieval, llm, s, reason, identity
+    if reason or web:
+        chunks, gap, truncation = _fused(
+            question, search, main, options, budget, retrieval, llm, s, reason, identity, web
         )
         considered = gap.pool_fusion.total_reranked if gap.pool_fusion else len(chunks)
         relevance = RelevanceDiagnostics(kept=len(chunks), dropped=considered - len(chunks))
@@ -175,6 +211,7 @@ def gather_evidence(
     )
     diagnostics = EvidenceDiagnostics(
         options=applied,
+        route=route,
         budget=BudgetOut(**asdict(budget)),
         gap=gap,
         truncation=truncation,
@@ -185,35 +222,41 @@ def gather_evidence(
     return evidence
 
 
-def _with_gap_supplement(
+def _fused(
     question: str,
     search: SearchResult,
+    main: list[ScoredChunk],
     options: EvidenceOptions,
     budget: EvidenceBudget,
     retrieval: RetrievalService,
     llm: LLM,
     s: Settings,
-    reason: str,
+    reason: str | None,
     identity: Identity,
+    web: Sequence[ScoredChunk],
 ) -> tuple[list[ScoredChunk], GapDiagnostics, TruncationDiagnostics]:
-    main = search.results
-    gap_queries = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
-    gap_top_k = max(5, budget.step_k // 2)
+    """One fusion of the main pool with the protected pool: gap-search chunks (when the evidence is
+    scarce) and web passages. Both are what the main search missed, so both get the gap quota."""
     gap_pool: list[ScoredChunk] = []
     failed: list[str] = []
-    for query in gap_queries.queries:
-        request = SearchRequest(
-            query=query, top_k=gap_top_k, dynamic=False, mode=options.mode, filters=options.filters
-        )
-        try:
-            gap_pool.extend(retrieval.search(request, identity=identity).results)
-        except (DomainError, psycopg.Error) as exc:
-            logger.warning("[chat] gap supplement search failed for %r: %s", query, exc)
-            failed.append(query)
+    queries, method, gap_top_k = [], None, None
+    if reason:
+        generated = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
+        queries, method, gap_top_k = generated.queries, generated.method, max(5, budget.step_k // 2)
+        for query in queries:
+            request = SearchRequest(
+                query=query, top_k=gap_top_k, dynamic=False, mode=options.mode, filters=options.filters
+            )
+            try:
+                gap_pool.extend(retrieval.search(request, identity=identity).results)
+            except (DomainError, psycopg.Error) as exc:
+                logger.warning("[chat] gap supplement search failed for %r: %s", query, exc)
+                failed.append(query)
+    protected = [*gap_pool, *web]
     fusion: dict[str, Any] = {}
     chunks = fuse_pools_with_gap_protection(
         main,
-        gap_pool,
+        protected,
         top_k=budget.step_k,
         gap_ratio=s.chat_gap_ratio,
         rank_pool_multiplier=s.chat_rank_pool_multiplier,
@@ -221,15 +264,15 @@ def _with_gap_supplement(
         diag=fusion,
     )
     gap = GapDiagnostics(
-        triggered=True,
+        triggered=reason is not None,
         reason=reason,
-        queries=gap_queries.queries,
-        method=gap_queries.method,
+        queries=queries,
+        method=method,
         top_k=gap_top_k,
         failed=failed,
         pool_fusion=PoolFusionOut(**fusion["pool_fusion"]),
     )
-    truncation = TruncationDiagnostics(by="pool_fusion", kept=len(chunks), of=len(main) + len(gap_pool))
+    truncation = TruncationDiagnostics(by="pool_fusion", kept=len(chunks), of=len(main) + len(protected))
     return chunks, gap, truncation
 
 
@@ -253,13 +296,15 @@ def log_retrieval_done(evidence: Evidence, started: float) -> None:
     fusion = d.gap.pool_fusion
     logger.info(
         "[chat] retrieval done | mode=%s | top_k=%d | step_top_k=%d | write_top_k=%d | chunks=%d | "
-        "sources=%s | gap=%s | fusion(main=%s,gap=%s,out=%s) | truncation=%s | confidence=%s | %.0fms",
+        "sources=%s | route=%s | gap=%s | fusion(main=%s,gap=%s,out=%s) | truncation=%s | "
+        "confidence=%s | %.0fms",
         evidence.search.mode,
         b.local_top_k,
         b.step_k,
         b.write_k,
         len(evidence.chunks),
-        "local",
+        ",".join(sorted({c.kind for c in evidence.chunks})) or "none",
+        d.route,
         "yes" if d.gap.triggered else "no",
         fusion.main_in if fusion else len(evidence.search.results),
         fusion.gap_in if fusion else 0,

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from backend.auth.identity import Identity
-from backend.confidence.policy import POLICIES_DIR, load_policy
-from backend.confidence.scoring import retrieval_confidence
+from backend.confidence.answerability import Fusion
+from backend.confidence.assess import assess, load_score_policy
+from backend.confidence.policy import POLICIES_DIR
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
@@ -59,7 +60,11 @@ class RetrievalService:
                 fitted_with,
                 embedder.model_id,
             )
-        self.policy = load_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
+        self.policy = load_score_policy(
+            settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR
+        )
+        # What the candidates' RRF ranks came from: the answerability score re-fuses their leg ranks.
+        self.fusion = Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight)
         self.params = HybridParams.from_settings(settings)
 
     def search(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
@@ -105,9 +110,18 @@ class RetrievalService:
         timings["cut_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        # Confidence reads final_score as an absolute strength (its anchors are on the seed's scale).
+        # Seed-formula policies (v1, v2) read final_score as an absolute strength on the seed's scale;
+        # answerability policies (v3) read cosines, leg ranks and term coverage themselves.
         on_seed_scale = [dataclasses.replace(c, final_score=c.seed_score) for c in candidates]
-        confidence = retrieval_confidence(on_seed_scale, chunk_totals, self.policy, top_n=s.confidence_top_n)
+        confidence = assess(
+            on_seed_scale,
+            self.policy,
+            terms=terms,
+            term_idfs=_idfs(term_stats),
+            chunk_totals=chunk_totals,
+            fusion=self.fusion,
+            top_n=s.confidence_top_n,
+        )
         timings["confidence_ms"] = _ms(t0)
 
         diagnostics = SearchDiagnostics(
@@ -158,14 +172,18 @@ class RetrievalService:
 
         A chunk the question's own search ranked keeps that score. Another gets its cosine to the
         question and its coverage of the question's terms; it has no rank in the question's legs.
+        Web evidence brings its cosine along (it has no row to compute it from).
         """
         own = {c.chunk_id: c for c in search.candidates}
         foreign = [c for c in chunks if c.chunk_id not in own]
-        cosines: dict[int, float] = {}
-        if foreign and search.embedding is not None:
+        stored = [c.chunk_id for c in foreign if c.kind == "local"]
+        cosines: dict[int, float] = {
+            c.chunk_id: c.similarity for c in foreign if c.kind == "web" and c.similarity is not None
+        }
+        if stored and search.embedding is not None:
             with self.db.as_user(identity, read_only=True, replica=True) as conn:
-                cosines = retrieval_repo.similarities(
-                    conn, chunk_ids=[c.chunk_id for c in foreign], query_embedding=search.embedding
+                cosines |= retrieval_repo.similarities(
+                    conn, chunk_ids=stored, query_embedding=search.embedding
                 )
         rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
         terms = search.diagnostics.query_terms
@@ -291,6 +309,10 @@ class RetrievalService:
                 rrf_score=r.get("rrf_score"),
                 similarity=r["similarity"],
                 full_text_score=r.get("full_text_score"),
+                kind=r.get("kind", "local"),
+                url=r.get("url"),
+                provider=r.get("provider"),
+                fetched_at=r.get("fetched_at"),
             )
             for r in rows
         ]
@@ -339,6 +361,10 @@ def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
         "metadata": chunk.metadata,
         "content_tokens": chunk.content_tokens,
         "similarity": similarity,
+        "kind": chunk.kind,
+        "url": chunk.url,
+        "provider": chunk.provider,
+        "fetched_at": chunk.fetched_at,
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 import numpy as np
 
@@ -48,6 +49,12 @@ class ScoredChunk:
     # The seed formula's absolute score (rerank_v1), whatever the policy: the scale the confidence
     # policies were calibrated on (a softmax share says how dominant a chunk is, not how relevant).
     seed_score: float = 0.0
+    # Web evidence (backend/services/web_evidence.py) is scored and fused like a chunk; it has no row
+    # in chunks (its chunk_id is negative, unique within one request) and cites its page instead.
+    kind: Literal["local", "web"] = "local"
+    url: str | None = None
+    provider: str | None = None
+    fetched_at: datetime | None = None
 
     @property
     def heading(self) -> str:

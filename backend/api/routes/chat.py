@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from backend.api.deps import CurrentUser, ServicesDep
-from backend.api.errors import error_payload, log_failure
 from backend.api.limits import ChatLimit
 from backend.api.schemas import ChatIn, ChatOut
+from backend.api.sse import sse_response
 from backend.services.chat import ChatRequest, reply_to_dict
 from backend.services.evidence import EvidenceOptions
 
@@ -21,10 +20,12 @@ router = APIRouter(prefix="/chat", tags=["chat"])
 @router.post(
     "",
     response_model=ChatOut,
-    summary="Ask; with stream=true the answer arrives as SSE",
+    summary="Ask; with stream=true the answer arrives as SSE (delta events, then done or error)",
     responses={200: {"content": {"text/event-stream": {}}}},
 )
-def chat(body: ChatIn, services: ServicesDep, user: CurrentUser, _: ChatLimit) -> dict | StreamingResponse:
+async def chat(
+    body: ChatIn, services: ServicesDep, user: CurrentUser, _: ChatLimit
+) -> dict[str, Any] | StreamingResponse:
     options = EvidenceOptions(
         mode=body.mode,
         filters=body.filters,
@@ -32,32 +33,9 @@ def chat(body: ChatIn, services: ServicesDep, user: CurrentUser, _: ChatLimit) -
         step_top_k=body.step_top_k,
         write_top_k=body.write_top_k,
     )
-    request = ChatRequest(message=body.message, conversation_id=body.conversation_id, options=options)
-    if not body.stream:
-        return reply_to_dict(services.chat.chat(request, identity=user))
-    events = services.chat.chat_stream(request, identity=user)
-    first = next(events)  # validation and retrieval errors surface here, as a normal 4xx
-    return StreamingResponse(
-        _sse(first, events),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    request = ChatRequest(
+        message=body.message, conversation_id=body.conversation_id, options=options, web=body.web
     )
-
-
-def _sse(first: dict, events: Iterator[dict]) -> Iterator[str]:
-    """The stream after the 200: whatever fails from here on (the model, the database write of the
-    answer) ends the stream with an `error` event carrying the status it would have had, never with a
-    cut connection."""
-    yield _frame(first)
-    try:
-        for event in events:
-            yield _frame(event)
-    except Exception as exc:
-        log_failure(exc, "POST /chat (stream)")
-        status, body = error_payload(exc)
-        yield _frame({"type": "error", "status": status, **body})
-
-
-def _frame(event: dict) -> str:
-    kind = event.pop("type")
-    return f"event: {kind}\ndata: {json.dumps(event, ensure_ascii=False, default=str)}\n\n"
+    if not body.stream:
+        return reply_to_dict(await services.chat.chat(request, identity=user))
+    return await sse_response(services.chat.chat_stream(request, identity=user), where="POST /chat (stream)")

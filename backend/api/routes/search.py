@@ -1,4 +1,4 @@
-"""POST /search: the three-stage retrieval pipeline, with diagnostics."""
+"""POST /search: the three-stage retrieval pipeline, with diagnostics (and the web, when asked)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,26 @@ from fastapi import APIRouter
 
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import SearchLimit
-from backend.api.schemas import SearchHit, SearchIn, SearchOut
+from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
 from backend.services.retrieval import SearchRequest, log_search_done
+from backend.services.web_evidence import search_beyond
 
 router = APIRouter(prefix="/search", tags=["search"])
 
 
 @router.post("", response_model=SearchOut, summary="Hybrid prefetch -> rerank -> dynamic top-k")
-def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: SearchLimit) -> SearchOut:
-    result = services.retrieval.search(
-        SearchRequest(
-            query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
-        ),
-        identity=user,
+async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: SearchLimit) -> SearchOut:
+    request = SearchRequest(
+        query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
     )
+    beyond = await search_beyond(
+        lambda: services.retrieval.search(request, identity=user),
+        body.query,
+        services.web,
+        services.settings,
+        body.web,
+    )
+    result = beyond.search
     hits = [
         SearchHit(
             chunk_id=c.chunk_id,
@@ -34,4 +40,12 @@ def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: SearchLi
         for c in result.results
     ]
     log_search_done(result)
-    return SearchOut(query=result.query, mode=result.mode, results=hits, diagnostics=result.diagnostics)
+    return SearchOut(
+        query=result.query,
+        mode=result.mode,
+        results=hits,
+        route=beyond.route,
+        web=[WebHitOut.from_result(h) for h in beyond.hits],
+        diagnostics=result.diagnostics,
+        web_diagnostics=beyond.web,
+    )

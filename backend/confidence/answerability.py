@@ -1,0 +1,195 @@
+"""Answerability: how sure retrieval is that the corpus holds the answer (policy formula "answerability").
+
+Each candidate document gets three features, read from the fused candidates of one search:
+  cosine_lift    how far its best chunk's cosine stands above the query's background, the median
+                 cosine of the scored candidates, as a share of the room left above it:
+                 (cos - median) / (1 - median). Relative to the same query's candidates, so it keeps
+                 its meaning across embedding models and languages whose cosines sit at other levels
+                 (multilingual-e5 puts unrelated text at ~0.8, English lower than Chinese).
+  term_coverage  the idf-weighted share of the question's significant terms that its best chunk
+                 contains: a rare name the corpus lacks weighs most when missing. Shares of idf mass
+                 stay comparable as a corpus grows. A term counts as contained when the chunk's
+                 indexed tokens hold it or, for a Chinese term of two or more characters, its text
+                 does: jieba cuts a question and a passage differently ("盧斯是" vs "盧斯").
+  leg_agreement  1 when it holds the first chunk of both the vector and the full-text leg, 0.5 for
+                 one leg, else 0: two independent retrievers agreeing.
+score = sigmoid(bias + sum(weight * feature)), weights >= 0 (monotone), fitted leave-one-dataset-out
+on the development sets by bench/routing. The best document's score is best_overall_score.
+
+Risk flags (each means what it says):
+  low_coverage         close in meaning (cosine_lift >= lift_high) but most of the question's weight
+                       of terms missing (term_coverage < coverage_low): it may be about something else.
+  single_spike         only one retriever found it: none of its chunks is in the other leg.
+  sparse_evidence      under sparse_ratio of its chunks were retrieved (only with chunk totals).
+  huge_doc_sparse      a document of huge_doc_chunks or more chunks with under huge_doc_ratio of them
+                       retrieved (only with chunk totals).
+  ambiguous_candidate  on the runner-up when it competes with the best one (need_hitl).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from backend.confidence.answerability_policy import AnswerabilityPolicy
+from backend.confidence.scoring import ChunkLike
+from backend.text import normalize
+
+# Chinese terms of 2+ characters are matched in the text too; Latin stems would match inside other
+# words ("art" in "start"), single characters everywhere.
+_SUBSTRING_TERM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}$")
+
+
+class Candidate(ChunkLike, Protocol):
+    """What the score reads of a fused candidate, beyond the seed formula's ChunkLike (ScoredChunk fits)."""
+
+    @property
+    def similarity(self) -> float | None: ...
+    @property
+    def vector_rank(self) -> int | None: ...
+    @property
+    def full_text_rank(self) -> int | None: ...
+    @property
+    def content_tokens(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class DocumentEvidence:
+    """One candidate document's evidence, aggregated over its scored chunks."""
+
+    parent_id: str
+    title: str
+    cosine: float | None  # its best chunk's cosine (None: no vector leg)
+    term_coverage: float
+    vector_rank: int | None  # its best rank in each leg (None: not in that leg)
+    full_text_rank: int | None
+    hit_chunks: int
+    missing_terms: tuple[str, ...]  # question terms its best-covering chunk lacks, rarest first
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """The fusion settings of the search (RAG_RRF_K, RAG_FULL_TEXT_WEIGHT, RAG_SEMANTIC_WEIGHT)."""
+
+    rrf_k: int = 60
+    full_text_weight: float = 1.0
+    semantic_weight: float = 1.0
+
+
+def scored_candidates(
+    candidates: Sequence[Candidate], depth: int, leg_depth: int, fusion: Fusion | None = None
+) -> list[Candidate]:
+    """The `depth` candidates the score reads: the head of the fusion as a search fetching
+    `leg_depth` rows per leg would rank it.
+
+    hybrid_search fetches max(4 x match_count, 40) rows per leg, so a 15-candidate search (/search)
+    and an 80-candidate one (/chat) rank their heads differently (a chunk at vector rank 70 adds to
+    the RRF of the second only). Re-fusing with leg ranks beyond leg_depth left out makes both
+    score the same chunks, hence the same confidence for the same question.
+    """
+
+    fusion = fusion or Fusion()
+
+    def capped_rrf(c: Candidate) -> float:
+        score = 0.0
+        if c.full_text_rank is not None and c.full_text_rank <= leg_depth:
+            score += fusion.full_text_weight / (fusion.rrf_k + c.full_text_rank)
+        if c.vector_rank is not None and c.vector_rank <= leg_depth:
+            score += fusion.semantic_weight / (fusion.rrf_k + c.vector_rank)
+        return score
+
+    if any(c.vector_rank is not None or c.full_text_rank is not None for c in candidates):
+        # hybrid_search breaks RRF ties by chunk id; rows outside both capped legs never qualify.
+        ranked = sorted(
+            (c for c in candidates if capped_rrf(c) > 0), key=lambda c: (-capped_rrf(c), c.chunk_id)
+        )
+    else:  # vector-only search (match_documents has no ranks): the cosine order is the leg's
+        ranked = sorted(candidates, key=lambda c: (-(c.similarity or 0.0), c.chunk_id))
+    seen: set[Any] = set()
+    out = []
+    for c in ranked:
+        if c.chunk_id not in seen:
+            seen.add(c.chunk_id)
+            out.append(c)
+        if len(out) == depth:
+            break
+    return out
+
+
+def term_weights(terms: Sequence[str], term_idfs: Mapping[str, float] | None) -> dict[str, float]:
+    """Each question term's weight: its idf; a term without one weighs as the rarest known term
+    (unseen by the corpus), and without any idfs every term weighs 1 (plain keyword coverage)."""
+    if not term_idfs:
+        return dict.fromkeys(terms, 1.0)
+    known = [v for t, v in term_idfs.items() if t in terms and math.isfinite(v) and v > 0]
+    fallback = max(known, default=1.0)
+    return {t: float(term_idfs[t]) if t in term_idfs and term_idfs[t] > 0 else fallback for t in terms}
+
+
+def document_evidence(
+    candidates: Sequence[Candidate], terms: Sequence[str], term_idfs: Mapping[str, float] | None
+) -> list[DocumentEvidence]:
+    """Aggregate scored chunks per document, in order of first appearance."""
+    weights = term_weights(list(dict.fromkeys(terms)), term_idfs)
+    total = sum(weights.values())
+    groups: dict[Any, list[Candidate]] = {}
+    for c in candidates:
+        groups.setdefault(c.document_id, []).append(c)
+    out = []
+    for doc_id, members in groups.items():
+        best_cover, best_missing = 0.0, tuple(sorted(weights, key=lambda t: -weights[t]))
+        for c in members:
+            tokens = set(c.content_tokens.split())
+            text = normalize(c.content).lower()
+            contained = {t for t in weights if t in tokens or (_SUBSTRING_TERM.match(t) and t in text)}
+            covered = sum(w for t, w in weights.items() if t in contained)
+            share = covered / total if total > 0 else 0.0
+            if share > best_cover or (share == best_cover and c is members[0]):
+                best_cover = share
+                best_missing = tuple(
+                    t for t in sorted(weights, key=lambda t: -weights[t]) if t not in contained
+                )
+        cosines = [c.similarity for c in members if c.similarity is not None]
+        out.append(
+            DocumentEvidence(
+                parent_id=str(doc_id),
+                title=members[0].title,
+                cosine=max(cosines) if cosines else None,
+                term_coverage=best_cover,
+                vector_rank=min((c.vector_rank for c in members if c.vector_rank is not None), default=None),
+                full_text_rank=min(
+                    (c.full_text_rank for c in members if c.full_text_rank is not None), default=None
+                ),
+                hit_chunks=len(members),
+                missing_terms=best_missing,
+            )
+        )
+    return out
+
+
+def background_cosine(candidates: Sequence[Candidate]) -> float | None:
+    """The query's background: the median cosine of the scored candidates."""
+    cosines = [c.similarity for c in candidates if c.similarity is not None]
+    return statistics.median(cosines) if cosines else None
+
+
+def features(doc: DocumentEvidence, background: float | None) -> dict[str, float]:
+    """The policy's inputs for one document (see the module docstring)."""
+    if doc.cosine is None or background is None:
+        lift = 0.0  # no vector leg: the score rests on the terms and the legs
+    else:
+        lift = (doc.cosine - background) / max(1.0 - background, 1e-6)
+    legs = (doc.vector_rank == 1) + (doc.full_text_rank == 1)
+    return {"cosine_lift": lift, "term_coverage": doc.term_coverage, "leg_agreement": legs / 2}
+
+
+def document_score(values: Mapping[str, float], policy: AnswerabilityPolicy) -> float:
+    """sigmoid(bias + sum(weight * feature)) over the policy's features."""
+    z = policy.bias + sum(w * values[name] for name, w in policy.weights.items())
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0

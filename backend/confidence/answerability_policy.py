@@ -1,0 +1,122 @@
+"""Versioned answerability policies (formula "answerability", v3 on): a logistic model over evidence
+features, its thresholds, the clarification rule and the risk-flag rules. Fitted and reported by
+bench/routing (python -m bench.routing.fit); docs/benchmarks.md says how.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.confidence.policy import PolicyError, version_pattern
+
+FORMULA = "answerability"
+# The features a policy may weigh (backend/confidence/answerability.py computes them per document).
+FEATURES = ("cosine_lift", "term_coverage", "leg_agreement")
+
+
+@dataclass(frozen=True)
+class AnswerabilityFlagRule:
+    """Where the risk flags of an answerability policy start (each documented in answerability.py)."""
+
+    lift_high: float = 0.25  # low_coverage: cosine_lift >= this ...
+    coverage_low: float = 0.34  # ... and term_coverage < this
+    sparse_ratio: float = 0.05  # sparse_evidence: chunks hit / total_chunks < this (totals given)
+    huge_doc_chunks: int = 100  # huge_doc_sparse: total_chunks >= this ...
+    huge_doc_ratio: float = 0.1  # ... and chunks hit / total_chunks < this
+
+
+@dataclass(frozen=True)
+class AnswerabilityPolicy:
+    """score = sigmoid(bias + sum(weight_f * feature_f)) per candidate document; the best one is the query's.
+
+    T_low: below it the corpus is taken not to hold the answer (web fallback); T_high: from it the
+    answer is taken to be there; R_hitl: a runner-up document that itself reaches T_high and scores at
+    least R_hitl x the best one competes with it (need_hitl). depth, leg_depth: the score reads the
+    first `depth` candidates of the fusion of each leg's first `leg_depth` rows (what a /search with
+    the default prefetch fetches), whatever depth the caller's search had.
+    """
+
+    version: str
+    bias: float
+    weights: dict[str, float] = field(hash=False)
+    t_low: float = 0.5
+    t_high: float = 0.8
+    r_hitl: float = 0.98
+    depth: int = 15
+    leg_depth: int = 60  # rows per leg of a `depth`-candidate hybrid_search: max(4 x depth, 40)
+    risk_flags: AnswerabilityFlagRule = field(default_factory=AnswerabilityFlagRule)
+    calibrated_on: str = ""
+    derived_from: str | None = None
+    calibration: dict[str, Any] | None = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not version_pattern().match(self.version):
+            problems.append(f"version {self.version!r} must look like 'v1', 'v2', ...")
+        unknown = set(self.weights) - set(FEATURES)
+        if unknown:
+            problems.append(f"unknown features {sorted(unknown)}; known: {', '.join(FEATURES)}")
+        negative = [k for k, w in self.weights.items() if not (math.isfinite(w) and w >= 0)]
+        if negative:
+            # Monotone by construction: better evidence never lowers the score.
+            problems.append(f"weights must be finite and >= 0 (monotone score): {sorted(negative)}")
+        if not math.isfinite(self.bias):
+            problems.append("bias must be a finite number")
+        for name in ("t_low", "t_high", "r_hitl"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                problems.append(f"{name} ({getattr(self, name)}) must be between 0 and 1")
+        if self.t_low > self.t_high:
+            problems.append(f"T_low ({self.t_low}) must not exceed T_high ({self.t_high})")
+        if not 1 <= self.depth <= self.leg_depth:
+            problems.append(f"depth ({self.depth}) must be between 1 and leg_depth ({self.leg_depth})")
+        if problems:
+            raise PolicyError(f"policy {self.version}: " + "; ".join(problems))
+
+    @property
+    def score_policy_version(self) -> str:
+        return f"overall_{self.version}"
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        return {"T_low": self.t_low, "T_high": self.t_high, "R_hitl": self.r_hitl}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "formula": FORMULA,
+            "score_policy_version": self.score_policy_version,
+            "calibrated_on": self.calibrated_on,
+            "derived_from": self.derived_from,
+            "model": {"bias": self.bias, "weights": dict(self.weights)},
+            "thresholds": self.thresholds,
+            "depth": self.depth,
+            "leg_depth": self.leg_depth,
+            "risk_flags": dataclasses.asdict(self.risk_flags),
+            "calibration": self.calibration,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AnswerabilityPolicy:
+        try:
+            model, thresholds = data["model"], data["thresholds"]
+            return cls(
+                version=data["version"],
+                bias=float(model["bias"]),
+                weights={str(k): float(v) for k, v in model["weights"].items()},
+                t_low=thresholds["T_low"],
+                t_high=thresholds["T_high"],
+                r_hitl=thresholds["R_hitl"],
+                depth=int(data.get("depth", 15)),
+                leg_depth=int(data.get("leg_depth", 60)),
+                risk_flags=AnswerabilityFlagRule(**(data.get("risk_flags") or {})),
+                calibrated_on=data.get("calibrated_on", ""),
+                derived_from=data.get("derived_from"),
+                calibration=data.get("calibration"),
+            )
+        except KeyError as exc:
+            raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise PolicyError(f"policy {data.get('version', '?')}: {exc}") from exc

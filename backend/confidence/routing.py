@@ -1,0 +1,31 @@
+"""The route a question takes after retrieval: answer, clarify, web fallback, or "not in the documents".
+
+One decision for /chat (and later /research), so none of them answers from evidence the confidence
+rejected (issue #18): with no web provider (or web off for the request) a web-fallback question is
+told the documents do not contain the answer instead of getting a guess from unrelated passages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
+
+Route = Literal["answer", "clarify", "web_fallback", "not_in_documents"]
+ALL_LEVELS = ("low", "medium", "high")
+
+
+def decide_route(
+    confidence: Mapping[str, Any], *, web_available: bool, clarify_levels: Collection[str] = ALL_LEVELS
+) -> Route:
+    """clarify when need_hitl (at one of clarify_levels), web_fallback / not_in_documents when the
+    confidence asks for the web, else answer.
+
+    With policy v3, need_hitl already means two documents that each look like they hold the answer
+    (and caps the level at medium), so the default clarify_levels of the chat (low, medium) and
+    ALL_LEVELS decide alike; with v1/v2, CHAT_CLARIFY_LEVELS keeps its meaning.
+    """
+    if confidence.get("need_hitl") and confidence.get("confidence_level") in clarify_levels:
+        return "clarify"
+    if confidence.get("web_fallback"):
+        return "web_fallback" if web_available else "not_in_documents"
+    return "answer"

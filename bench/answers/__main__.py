@@ -1,0 +1,3 @@
+from bench.answers.run import main
+
+main()

@@ -1,0 +1,135 @@
+"""What the benchmark keeps of one search: compact candidates, term statistics, the product's verdict.
+
+Candidates keep the fields the confidence reads. content_tokens is reduced to the query terms the
+chunk's tokens hold, and content to the query terms its text holds (space-separated), which is all a
+coverage feature can read of them, so a record can be re-scored offline (bench/routing/fit.py)
+exactly as the live search would be.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backend.services.retrieval import ScoredChunk, SearchResult
+from backend.text import normalize
+
+
+@dataclass
+class Candidate:
+    """A ScoredChunk-like row (the attributes backend.confidence reads)."""
+
+    chunk_id: int
+    document_id: str
+    external_id: str
+    title: str
+    heading_path: list[str]
+    similarity: float | None
+    vector_rank: int | None
+    full_text_rank: int | None
+    rrf_score: float | None
+    keyword_coverage: float
+    final_score: float
+    content_tokens: str  # only the query terms among the chunk's indexed tokens
+    content: str = ""  # only the query terms its text contains (what a coverage feature can read)
+
+
+@dataclass
+class SearchRecord:
+    """One question searched at one candidate depth."""
+
+    depth: int
+    candidates: list[Candidate]
+    confidence: dict[str, Any]  # the product's section-10 output for this search (top_parents trimmed)
+
+
+@dataclass
+class ChatRecord:
+    qid: str
+    answerable: bool
+    outcome: str  # what /chat did with default settings: answer, clarify or not_found
+    gold_in_answer: bool  # a gold answer string occurs in that reply
+    generator_answer: str  # the reply with clarification off: what the generator says from the evidence
+    generator_gold: bool  # ... and whether it contains a gold string
+    answer: str  # the default reply (truncated)
+
+
+@dataclass
+class QuestionRecord:
+    set: str
+    qid: str
+    text: str
+    answerable: bool
+    gold_doc: str
+    terms: list[str]  # query_terms(text), as the search used them
+    term_idfs: dict[str, float]  # idf of each term in the ingested corpus (hybrid_search_terms)
+    term_dfs: dict[str, int]
+    n_chunks: int  # chunks in the corpus
+    searches: dict[str, SearchRecord] = field(default_factory=dict)  # "default" (/search), "chat"
+
+
+def candidate(chunk: ScoredChunk, terms: list[str]) -> Candidate:
+    tokens = set(chunk.content_tokens.split())
+    text = normalize(chunk.content).lower()
+    return Candidate(
+        chunk_id=chunk.chunk_id,
+        document_id=str(chunk.document_id),
+        external_id=chunk.external_id,
+        title=chunk.title,
+        heading_path=list(chunk.heading_path),
+        similarity=chunk.similarity,
+        vector_rank=chunk.vector_rank,
+        full_text_rank=chunk.full_text_rank,
+        rrf_score=chunk.rrf_score,
+        keyword_coverage=chunk.keyword_coverage,
+        final_score=chunk.final_score,
+        content_tokens=" ".join(t for t in terms if t in tokens),
+        content=" ".join(t for t in terms if t in text),
+    )
+
+
+def search_record(depth: int, result: SearchResult, terms: list[str]) -> SearchRecord:
+    confidence = dict(result.confidence)
+    confidence["top_parents"] = [
+        {k: p[k] for k in ("parent_id", "title", "overall_score", "risk_flags")}
+        for p in confidence.get("top_parents", [])[:2]
+    ]
+    return SearchRecord(depth, [candidate(c, terms) for c in result.candidates], confidence)
+
+
+def save_records(path: Path, records: list[QuestionRecord]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def load_records(path: Path) -> list[QuestionRecord]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [_record(json.loads(line)) for line in fh if line.strip()]
+
+
+def _record(data: dict[str, Any]) -> QuestionRecord:
+    searches = {
+        name: SearchRecord(s["depth"], [Candidate(**c) for c in s["candidates"]], s["confidence"])
+        for name, s in data.pop("searches").items()
+    }
+    return QuestionRecord(**data, searches=searches)
+
+
+def save_chats(path: Path, payload: dict[str, Any]) -> None:
+    """The set's chat sample with the chunk totals and ingest summary of the same database."""
+    data = {**payload, "chats": [asdict(c) for c in payload["chats"]]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def load_chats(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["chats"] = [ChatRecord(**c) for c in data["chats"]]
+    return data
