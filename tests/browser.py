@@ -43,8 +43,9 @@ def ensure_chromium() -> Path:
     apt = shutil.which("apt-get")
     if apt is None or os.geteuid() != 0:
         pytest.fail(
-            f"the browser tests need {CHROMIUM} and a CJK font: run `apt-get install -y {' '.join(PACKAGES)}` "
-            "as root (or set CHROMIUM_PATH to a Chromium executable)",
+            f"the browser tests need {CHROMIUM} and a CJK font: run "
+            f"`apt-get install -y {' '.join(PACKAGES)}` as root "
+            "(or set CHROMIUM_PATH to a Chromium executable)",
             pytrace=False,
         )
     started = time.perf_counter()
@@ -62,7 +63,8 @@ def ensure_chromium() -> Path:
             pytrace=False,
         )
     seconds = time.perf_counter() - started
-    sys.__stderr__.write(f"\n[browser tests] installed {' '.join(PACKAGES)} in {seconds:.1f} s\n")
+    if sys.__stderr__ is not None:  # past pytest's capture: an install of minutes deserves a line
+        sys.__stderr__.write(f"\n[browser tests] installed {' '.join(PACKAGES)} in {seconds:.1f} s\n")
     return CHROMIUM
 
 

@@ -36,5 +36,6 @@ def client_config(request: Request, services: ServicesDep) -> ClientConfigOut:
 def _serves(request: Request, method: str, path: str) -> bool:
     """Whether this app has the route: optional endpoints are discovered, not configured twice."""
     return any(
-        isinstance(r, APIRoute) and r.path == path and method in r.methods for r in request.app.router.routes
+        isinstance(r, APIRoute) and r.path == path and method in (r.methods or ())
+        for r in request.app.router.routes
     )
