@@ -7,14 +7,16 @@ UPDATE_SCREENSHOTS=1 they also replace docs/screenshots/*.png, so an ordinary ru
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, expect, sync_playwright
 
 from backend import PROJECT_ROOT
 from backend.db import migrations
@@ -280,3 +282,137 @@ def test_with_supabase_auth_the_page_signs_in_and_asks_with_the_access_token(
         assert any(p == "/auth/v1/logout" for _, p, _ in supabase.requests)
         context.close()
         assert errors.errors == []
+
+
+def test_a_question_outside_the_documents_is_answered_from_the_web_with_its_url(
+    page_database, demo, browser, fake_web, tmp_path
+):
+    web = {
+        "web_search_provider": "tavily",
+        "tavily_api_key": fake_web.api_key,
+        "tavily_base_url": fake_web.base_url,
+        "web_allow_private_addresses": True,  # the fake web is on 127.0.0.1
+        "web_deep_read_top_n": 0,
+    }
+    with demo_api(page_database, **web) as (url, _):
+        context = open_context(browser)
+        page = context.new_page()
+        errors = PageErrors(page)
+        page.goto(url + "/")
+        expect(page.get_by_label("网络搜索")).to_have_value("auto")  # shown: a provider is configured
+        ask(page, "大熊猫每天吃多少公斤竹子？")
+        answer = page.locator(".msg.assistant").last
+        expect(answer.locator(".route")).to_have_text("依据网络搜索回答")
+        expect(answer.locator(".answer")).to_contain_text("公斤")
+        host = fake_web.base_url.removeprefix("http://")
+        expect(answer.locator(".sources .badge.web").first).to_have_text(host)
+        answer.locator(".answer button.cite.web").first.click()
+        panel = page.locator("#source-panel")
+        expect(panel.locator(".badge.web")).to_have_text("网页")
+        link = panel.get_by_role("link").first
+        expect(link).to_have_attribute("href", re.compile(rf"^{re.escape(fake_web.base_url)}/"))
+        expect(link).to_have_attribute("rel", "noopener noreferrer")
+        expect(panel).to_contain_text("通过 tavily 获取")
+        snapshot(page, "web-source.png", tmp_path)
+        page.keyboard.press("Escape")
+
+        # web: never — the documents do not hold it, and the reply says so, listing related documents.
+        page.get_by_label("网络搜索").select_option("off")
+        ask(page, "大熊猫每天吃多少公斤竹子？")
+        answer = page.locator(".msg.assistant").last
+        expect(answer.locator(".route")).to_have_text("文档中没有答案")
+        expect(answer.locator(".sources h3")).to_have_text("相关文档（未引用）")
+        context.close()
+        assert errors.errors == []
+
+
+def test_research_mode_follows_the_progress_events_and_cites_the_report(demo, browser):
+    """The /research client against its event contract (plan ... done). The endpoint ships from another
+    branch, so the browser is given its answers: /client-config announces it, /research replays a run."""
+    url, _ = demo
+    context = open_context(browser, locale="en-US")
+    page = context.new_page()
+    errors = PageErrors(page)
+    page.route("**/client-config", _with_research)
+    requests: list[dict] = []
+    page.route("**/research", lambda route: _replay_research(route, requests))
+    page.goto(url + "/")
+    page.get_by_label("Deep research").check()
+    page.get_by_role("textbox").fill("How are searches tuned and cited?")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".answer h3")).to_have_text(["Tuning", "Citations"])
+    assert requests == [
+        {
+            "question": "How are searches tuned and cited?",
+            "conversation_id": None,
+            "web": "auto",
+            "stream": True,
+        }
+    ]
+    steps = answer.locator(".research-step")
+    expect(steps).to_have_count(2)
+    expect(steps.nth(0)).to_have_class(re.compile(r"\bdone\b"))
+    expect(steps.nth(0)).to_contain_text("done (4 passages)")
+    expect(steps.nth(1)).to_contain_text("looking further: where markers are stored")
+    expect(answer.locator(".research .partial")).to_have_text("Partial report: deadline")
+    answer.locator(".answer button.cite").first.click()
+    expect(page.locator("#source-panel").get_by_role("heading", level=2)).to_have_text(
+        "Tuning retrieval in SQL"
+    )
+    context.close()
+    assert errors.errors == []
+
+
+def _with_research(route: Route) -> None:
+    config = route.fetch().json()
+    config["features"]["research"] = True
+    route.fulfill(json=config)
+
+
+def _replay_research(route: Route, requests: list[dict]) -> None:
+    requests.append(route.request.post_data_json)
+    source = {
+        "n": 1,
+        "kind": "local",
+        "chunk_id": 1,
+        "document_id": str(uuid.uuid4()),
+        "external_id": "demo/corpus/05-tuning-sql.en.md",
+        "title": "Tuning retrieval in SQL",
+        "heading": "hybrid_search knobs",
+        "snippet": "hybrid_search takes full_text_weight and semantic_weight",
+        "cited": True,
+        "in_context": True,
+        "content_hash": "0" * 64,
+        "why": {"final_score": 0.8},
+        "pool_source": "research_round",
+        "sections": [0],
+    }
+    events = [
+        ("plan", {"sections": [{"index": 0, "title": "Tuning"}, {"index": 1, "title": "Citations"}]}),
+        ("section_started", {"section": 0, "title": "Tuning"}),
+        ("search", {"section": 0, "round": 0, "query": "hybrid_search parameters"}),
+        ("evidence", {"section": 0, "round": 0, "pool": 4, "relevant": 3}),
+        ("sufficiency", {"section": 0, "round": 0, "sufficient": True}),
+        ("section_done", {"section": 0, "pool": 4, "sufficient": True}),
+        ("section_started", {"section": 1, "title": "Citations"}),
+        (
+            "sufficiency",
+            {"section": 1, "round": 0, "sufficient": False, "missing": "where markers are stored"},
+        ),
+        ("writing", {"sections": []}),
+        (
+            "done",
+            {
+                "run_id": str(uuid.uuid4()),
+                "conversation_id": str(uuid.uuid4()),
+                "message_id": str(uuid.uuid4()),
+                "report": "# Tuning\n\nWeights are parameters of hybrid_search [1].\n\n# Citations\n\n- not found",
+                "sources": [source],
+                "partial": True,
+                "partial_reasons": ["deadline"],
+            },
+        ),
+    ]
+    body = "".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n" for kind, data in events)
+    route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=body)
