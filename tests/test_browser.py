@@ -14,6 +14,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, expect, sync_playwright
@@ -334,7 +335,7 @@ def test_research_mode_follows_the_progress_events_and_cites_the_report(demo, br
     page = context.new_page()
     errors = PageErrors(page)
     page.route("**/client-config", _with_research)
-    requests: list[dict] = []
+    requests: list[Any] = []
     page.route("**/research", lambda route: _replay_research(route, requests))
     page.goto(url + "/")
     page.get_by_label("Deep research").check()
@@ -370,7 +371,7 @@ def _with_research(route: Route) -> None:
     route.fulfill(json=config)
 
 
-def _replay_research(route: Route, requests: list[dict]) -> None:
+def _replay_research(route: Route, requests: list[Any]) -> None:
     requests.append(route.request.post_data_json)
     source = {
         "n": 1,
@@ -407,7 +408,8 @@ def _replay_research(route: Route, requests: list[dict]) -> None:
                 "run_id": str(uuid.uuid4()),
                 "conversation_id": str(uuid.uuid4()),
                 "message_id": str(uuid.uuid4()),
-                "report": "# Tuning\n\nWeights are parameters of hybrid_search [1].\n\n# Citations\n\n- not found",
+                "report": "# Tuning\n\nWeights are parameters of hybrid_search [1].\n\n"
+                "# Citations\n\n- not found",
                 "sources": [source],
                 "partial": True,
                 "partial_reasons": ["deadline"],
