@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.routing import APIRoute
 
 from backend import __version__
 from backend.api.deps import ServicesDep
@@ -34,8 +33,7 @@ def client_config(request: Request, services: ServicesDep) -> ClientConfigOut:
 
 
 def _serves(request: Request, method: str, path: str) -> bool:
-    """Whether this app has the route: optional endpoints are discovered, not configured twice."""
-    return any(
-        isinstance(r, APIRoute) and r.path == path and method in (r.methods or ())
-        for r in request.app.router.routes
-    )
+    """Whether this app documents the route: optional endpoints are discovered, not configured twice.
+    (The OpenAPI document, not app.routes: included routers may be nested there.)"""
+    operations = request.app.openapi().get("paths", {}).get(path, {})
+    return method.lower() in operations
