@@ -145,7 +145,11 @@ function feature(label, value, kind) {
   else if (kind === "rank") shown = `#${value}`;
   else {
     const number = Number(value);
-    shown = Number.isFinite(number) ? number.toFixed(kind === "score" ? 3 : 4) : String(value);
+    shown = !Number.isFinite(number)
+      ? String(value)
+      : Math.abs(number) >= 1e4
+        ? number.toExponential(2)
+        : number.toFixed(kind === "score" ? 3 : 4);
     if (kind === "score" && number >= 0 && number <= 1) {
       shown = [h("meter", { min: 0, max: 1, value: number, "aria-hidden": "true" }), " ", shown];
     }
