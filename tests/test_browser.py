@@ -154,6 +154,14 @@ def test_a_chinese_question_streams_a_cited_answer_whose_sources_open_and_surviv
     expect(panel).to_be_hidden()
     expect(chip).to_be_focused()
 
+    # A new chat starts empty; the list brings the conversation back.
+    page.get_by_role("button", name="新对话").click()
+    expect(page.get_by_role("heading", name="向你的文档提问")).to_be_visible()
+    expect(page.locator(".msg")).to_have_count(0)
+    expect(page.get_by_role("textbox")).to_be_focused()
+    page.locator("#conversation-list a", has_text=QUESTION).click()
+    expect(page.locator(".msg.assistant")).to_have_count(1)
+
     page.reload()
     answer = page.locator(".msg.assistant").last
     expect(page.locator(".msg.user")).to_have_text(f"你: {QUESTION}")
@@ -373,22 +381,7 @@ def _with_research(route: Route) -> None:
 
 def _replay_research(route: Route, requests: list[Any]) -> None:
     requests.append(route.request.post_data_json)
-    source = {
-        "n": 1,
-        "kind": "local",
-        "chunk_id": 1,
-        "document_id": str(uuid.uuid4()),
-        "external_id": "demo/corpus/05-tuning-sql.en.md",
-        "title": "Tuning retrieval in SQL",
-        "heading": "hybrid_search knobs",
-        "snippet": "hybrid_search takes full_text_weight and semantic_weight",
-        "cited": True,
-        "in_context": True,
-        "content_hash": "0" * 64,
-        "why": {"final_score": 0.8},
-        "pool_source": "research_round",
-        "sections": [0],
-    }
+    source = {**_source(1, "Tuning retrieval in SQL"), "pool_source": "research_round", "sections": [0]}
     events = [
         ("plan", {"sections": [{"index": 0, "title": "Tuning"}, {"index": 1, "title": "Citations"}]}),
         ("section_started", {"section": 0, "title": "Tuning"}),
@@ -416,5 +409,63 @@ def _replay_research(route: Route, requests: list[Any]) -> None:
             },
         ),
     ]
-    body = "".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n" for kind, data in events)
-    route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=body)
+    route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=_sse(events))
+
+
+def test_a_clarify_reply_offers_the_competing_documents_as_choices(demo, page: Page):
+    """The clarify route depends on the corpus; the browser is given one such reply to draw."""
+    url, _ = demo
+    sources = [
+        {**_source(1, "部署指南", cited=False), "in_context": True},
+        {**_source(2, "调优指南", cited=False), "in_context": True},
+    ]
+    done = {
+        "conversation_id": str(uuid.uuid4()),
+        "message_id": str(uuid.uuid4()),
+        "answer": "你指的是《部署指南》还是《调优指南》？",
+        "generator": "clarify",
+        "sources": sources,
+        "diagnostics": {
+            "evidence": {"route": "clarify"},
+            "confidence": {"confidence_level": "medium"},
+            "clarify": True,
+        },
+    }
+    body = _sse([("delta", {"text": done["answer"]}), ("done", done)])
+    page.route(
+        "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
+    )
+    page.goto(url + "/")
+    page.get_by_role("textbox").fill("怎么配置？")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".route")).to_have_text("需要澄清")
+    expect(answer.locator(".badge.level-medium")).to_have_text("置信度：中")
+    choices = answer.locator(".clarify").get_by_role("button")
+    expect(choices).to_have_text(["部署指南", "调优指南"])
+    choices.nth(1).click()
+    expect(page.get_by_role("textbox")).to_have_value("我指的是《调优指南》")
+    expect(page.get_by_role("textbox")).to_be_focused()
+
+
+def _source(n: int, title: str, *, cited: bool = True) -> dict[str, Any]:
+    return {
+        "n": n,
+        "kind": "local",
+        "chunk_id": n,
+        "document_id": str(uuid.uuid4()),
+        "external_id": f"doc-{n}",
+        "title": title,
+        "heading": "",
+        "snippet": f"{title} 的一段文字",
+        "cited": cited,
+        "in_context": True,
+        "content_hash": "0" * 64,
+        "why": {"final_score": 0.8},
+    }
+
+
+def _sse(events: list[tuple[str, Any]]) -> str:
+    return "".join(
+        f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n" for kind, data in events
+    )
