@@ -11,11 +11,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.auth_tokens import es256, mint
+from tests.fake_http import serve
 
 ANON_KEY = "anon-key-for-tests"
 CORS = {
@@ -31,24 +31,27 @@ class FakeSupabaseAuth:
         self.ids = {email: uuid.uuid4() for email in users}
         self.key = es256("page-test-key")
         self.refresh_tokens: dict[str, str] = {}  # refresh token -> email
-        self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, headers)
+        self.requests: list[tuple[str, dict[str, str]]] = []  # (path, lower-cased headers)
         self.base_url = ""
         self._lock = threading.Lock()
 
-    def respond(
-        self, method: str, path: str, headers: dict[str, str], body: Any
-    ) -> tuple[int, dict[str, Any]]:
+    def respond(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
+        """tests/fake_http.py's Responder: (status, JSON bytes, content type)."""
         with self._lock:
-            self.requests.append((method, path, headers))
+            self.requests.append((path, {k.lower(): v for k, v in headers.items()}))
+        status, payload = self._route(path, {k.lower(): v for k, v in headers.items()}, body)
+        return status, b"" if status == 204 else json.dumps(payload).encode(), "application/json"
+
+    def _route(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]]:
         url = urlsplit(path)
-        if method == "GET" and url.path == "/auth/v1/.well-known/jwks.json":
+        if url.path == "/auth/v1/.well-known/jwks.json":
             return 200, {"keys": [self.key.jwk()]}
         if headers.get("apikey") != ANON_KEY:
             return 401, {"message": "Invalid API key"}
-        if method == "POST" and url.path == "/auth/v1/token":
+        if url.path == "/auth/v1/token":
             grant = parse_qs(url.query).get("grant_type", [""])[0]
             return self._token(grant, body or {})
-        if method == "POST" and url.path == "/auth/v1/logout":
+        if url.path == "/auth/v1/logout":
             return 204, {}
         return 404, {"message": "not found"}
 
@@ -80,44 +83,6 @@ class FakeSupabaseAuth:
 @contextmanager
 def running_fake_supabase(users: dict[str, str]) -> Iterator[FakeSupabaseAuth]:
     fake = FakeSupabaseAuth(users)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_OPTIONS(self) -> None:  # the browser's CORS preflight
-            self._send(204, b"")
-
-        def do_GET(self) -> None:
-            self._answer("GET", None)
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            self._answer("POST", json.loads(raw) if raw else None)
-
-        def _answer(self, method: str, body: Any) -> None:
-            status, payload = fake.respond(
-                method, self.path, {k.lower(): v for k, v in self.headers.items()}, body
-            )
-            self._send(status, b"" if status == 204 else json.dumps(payload).encode())
-
-        def _send(self, status: int, data: bytes) -> None:
-            self.send_response(status)
-            for name, value in CORS.items():
-                self.send_header(name, value)
-            if data:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.base_url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serve(fake.respond, headers=CORS) as url:
+        fake.base_url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -17,8 +17,8 @@ from backend.api.app import create_app
 from backend.cli.ingest_commands import iter_inputs
 from backend.cli.server_commands import DEMO_CORPUS
 from backend.config import Settings
-from backend.ingest.documents import LoadedDocument
 from backend.services.container import Services, build_services
+from tests.factories import loaded_document
 
 PORTS = range(8300, 8400)  # this worktree's range (the team brief): never 8000
 START_TIMEOUT_S = 30
@@ -52,15 +52,7 @@ def load_demo_corpus(services: Services) -> None:
 
 def ingest_public(services: Services, *, external_id: str, title: str, content: str) -> None:
     """Create or replace a public document (as `ingest` on the command line does)."""
-    doc = LoadedDocument(
-        title=title,
-        content=content,
-        source="test",
-        filename=None,
-        content_type="text/markdown",
-        external_id=external_id,
-    )
-    summary = services.ingestion.ingest([doc], identity=None)
+    summary = services.ingestion.ingest([loaded_document(external_id, content, title)], identity=None)
     assert summary.counts.get("failed", 0) == 0, summary
 
 

@@ -280,7 +280,7 @@ def test_with_supabase_auth_the_page_signs_in_and_asks_with_the_access_token(
         expect(page.locator("#library")).to_have_text(re.compile(r"^\d+ documents in the library$"))
         ask(page, "How do I tune hybrid_search?")
         expect(page.locator("#conversation-list a")).to_have_count(1)
-        token_grants = [p for m, p, _ in supabase.requests if p.startswith("/auth/v1/token")]
+        token_grants = [p for p, _ in supabase.requests if p.startswith("/auth/v1/token")]
         assert token_grants == ["/auth/v1/token?grant_type=password"] * 2
 
         page.reload()  # the session is kept: still signed in, same conversation
@@ -288,7 +288,7 @@ def test_with_supabase_auth_the_page_signs_in_and_asks_with_the_access_token(
         expect(page.locator(".msg.assistant")).to_have_count(1)
         page.get_by_role("button", name="Sign out").click()
         expect(form).to_be_visible()
-        assert any(p == "/auth/v1/logout" for _, p, _ in supabase.requests)
+        assert any(p == "/auth/v1/logout" for p, _ in supabase.requests)
         context.close()
         assert errors.errors == []
 
