@@ -120,3 +120,16 @@ def test_a_secret_key_as_the_anon_key_is_refused_at_start_up(key):
 def test_a_legacy_anon_jwt_is_accepted():
     anon = _jwt({"iss": "supabase", "role": "anon"})
     assert Settings(_env_file=None, **{**SUPABASE, "supabase_anon_key": anon}).supabase_anon_key == anon
+
+
+def test_every_ui_text_exists_in_chinese_and_english():
+    source = (WEBAPP_DIR / "i18n.js").read_text(encoding="utf-8")
+    en = source[source.index("  en: {") : source.index("  zh: {")]
+    zh = source[source.index("  zh: {") : source.index("const STORAGE_KEY")]
+    keys = re.compile(r"^    (\w+): ", re.M)
+    assert set(keys.findall(en)) == set(keys.findall(zh))
+    used = set()
+    for module in WEBAPP_DIR.glob("*"):
+        text = module.read_text(encoding="utf-8")
+        used |= set(re.findall(r'\bt\("(\w+)"', text)) | set(re.findall(r'data-i18n[\w-]*="(\w+)"', text))
+    assert used - set(keys.findall(en)) == set()  # no text shown by its key

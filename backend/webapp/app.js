@@ -221,7 +221,7 @@ async function send(text) {
     for await (const event of state.api.stream(research ? "/research" : "/chat", body, { signal: controller.signal })) {
       onEvent(answer, event);
     }
-    if (answer.pending) throw new ApiError(0, "the answer stream ended early");
+    if (answer.pending) throw new ApiError(0, t("streamEnded"));
   } catch (error) {
     answer.pending = false;
     if (error.name === "AbortError") {
@@ -242,6 +242,7 @@ async function send(text) {
 function onEvent(answer, { type, data }) {
   if (type === "delta") {
     answer.content += data.text || "";
+    ui.status.textContent = t("writing");
     scheduleRender();
   } else if (type === "done") {
     finish(answer, data);
