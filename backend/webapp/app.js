@@ -282,17 +282,16 @@ function asError(error) {
 
 // --- rendering -------------------------------------------------------------------------------------
 
-let renderQueued = false;
+// Deltas arrive faster than frames: at most one redraw per frame.
+let queuedFrame = 0;
 function scheduleRender() {
-  if (renderQueued) return;
-  renderQueued = true;
-  requestAnimationFrame(() => {
-    renderQueued = false;
-    renderMessages();
-  });
+  if (!queuedFrame) queuedFrame = requestAnimationFrame(renderMessages);
 }
 
 function renderMessages() {
+  // A redraw now makes a queued one redundant; it would only replace what a user is about to click.
+  cancelAnimationFrame(queuedFrame);
+  queuedFrame = 0;
   const list = ui.messages;
   const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   clear(list);
