@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from functools import lru_cache
@@ -237,6 +238,11 @@ class Settings(BaseSettings):
     # the same row-level security as a signed-in user. supabase: a Supabase access token is required.
     auth_mode: Literal["none", "supabase"] = "none"
     supabase_url: str = Field(default="", description="Project URL, e.g. https://abcd.supabase.co.")
+    supabase_anon_key: str = Field(
+        default="",
+        description="The project's public anon key. The chat page at / sends it to Supabase Auth to sign "
+        "in; it is public by design (row-level security guards the data), never the service key.",
+    )
     supabase_jwt_secret: SecretStr | None = Field(
         default=None, description="Legacy HS256 JWT secret; unset: only JWKS (ES256/RS256) tokens pass."
     )
@@ -401,6 +407,14 @@ class Settings(BaseSettings):
         secret = self.supabase_jwt_secret.get_secret_value() if self.supabase_jwt_secret else None
         if secret is not None and len(secret) < 32:
             problems.append("SUPABASE_JWT_SECRET must be the project's JWT secret (at least 32 characters)")
+        if _is_secret_supabase_key(self.supabase_anon_key.strip()) or (
+            key is not None and self.supabase_anon_key.strip() == key
+        ):
+            # GET /client-config hands this key to every browser: a secret one there is a breach.
+            problems.append(
+                "SUPABASE_ANON_KEY holds a secret key (service_role / sb_secret_); it is sent to every "
+                "browser: use the project's anon (publishable) key"
+            )
         return problems
 
     @property
@@ -454,3 +468,17 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """The process-wide settings, read once."""
     return Settings()
+
+
+def _is_secret_supabase_key(key: str) -> bool:
+    """A Supabase secret key: the new `sb_secret_` kind, or a legacy JWT whose role is service_role."""
+    if key.startswith("sb_secret_"):
+        return True
+    parts = key.split(".")
+    if len(parts) != 3:
+        return False
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(payload, dict) and payload.get("role") == "service_role"

@@ -14,20 +14,34 @@ Responder = Callable[[str, dict[str, str], Any], tuple[int, bytes, str]]
 
 
 @contextmanager
-def serve(respond: Responder) -> Iterator[str]:
-    """Serve GET and POST requests with `respond` on 127.0.0.1 (a free port); yields the base URL."""
+def serve(respond: Responder, *, headers: dict[str, str] | None = None) -> Iterator[str]:
+    """Serve GET and POST requests with `respond` on 127.0.0.1 (a free port); yields the base URL.
+
+    `headers` go on every response, and OPTIONS (a browser's CORS preflight) is answered with them.
+    A POST without a body reaches `respond` as None, like a GET.
+    """
 
     class Handler(BaseHTTPRequestHandler):
+        def do_OPTIONS(self) -> None:
+            self._send(204, b"", None)
+
         def do_GET(self) -> None:
             self._answer(None)
 
         def do_POST(self) -> None:
-            self._answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._answer(json.loads(raw) if raw else None)
 
         def _answer(self, body: Any) -> None:
             status, data, content_type = respond(self.path, dict(self.headers), body)
+            self._send(status, data, content_type)
+
+        def _send(self, status: int, data: bytes, content_type: str | None) -> None:
             self.send_response(status)
-            self.send_header("Content-Type", content_type)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            if content_type:
+                self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

@@ -13,8 +13,9 @@ from backend import __version__
 from backend.api.errors import ERROR_RESPONSES, install_error_handlers
 from backend.api.limits import RateLimiter
 from backend.api.middleware import BodySizeLimit, RequestId
+from backend.api.page import install_page
 from backend.api.request_context import REQUEST_ID_HEADER
-from backend.api.routes import chat, conversations, documents, research, search
+from backend.api.routes import chat, client, conversations, documents, research, search
 from backend.config import Settings, get_settings
 from backend.services.container import Services, build_services
 
@@ -72,8 +73,9 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         )
     app.add_middleware(RequestId)
 
-    for module in (documents, search, chat, research, conversations):
+    for module in (documents, search, chat, research, conversations, client):
         app.include_router(module.router)
+    install_page(app, resolved)
 
     @app.get("/health", tags=["health"], summary="Liveness and database check")
     def health(request: Request) -> dict[str, str]:

@@ -244,3 +244,19 @@ class MessageOut(BaseModel):
     sources: list[StoredSourceOut]
     metadata: dict[str, Any]
     created_at: datetime
+
+
+class ClientFeaturesOut(BaseModel):
+    research: bool = Field(description="POST /research (deep research with live progress) is served")
+    web: bool = Field(description="a web search provider is configured (chat's web option does something)")
+
+
+class ClientConfigOut(BaseModel):
+    """What a browser client (the chat page at /) needs before its first call. Nothing secret."""
+
+    version: str
+    auth_mode: Literal["none", "supabase"] = Field(description="supabase: send a Supabase access token")
+    supabase_url: str | None = Field(description="the project URL to sign in at (AUTH_MODE=supabase)")
+    supabase_anon_key: str | None = Field(description="the project's public anon key, for Supabase Auth")
+    max_message_chars: int = Field(description="longest /chat message accepted (MAX_QUERY_CHARS)")
+    features: ClientFeaturesOut

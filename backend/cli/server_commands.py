@@ -84,7 +84,8 @@ def demo(args: argparse.Namespace) -> int:
         services.close()
         return 0
     host, port = args.host or settings.host, args.port or settings.port
-    print("\nask it:")
+    print(f"\nopen the chat page: http://{host}:{port}/")
+    print("or ask it:")
     print(
         f"  curl -s http://{host}:{port}/chat -H 'content-type: application/json' "
         '-d \'{"message": "三阶段检索分别做什么？"}\''

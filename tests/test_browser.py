@@ -1,0 +1,473 @@
+"""The chat page at / in a real headless Chromium (Debian's, driven by Playwright) against a real API
+server on the demo corpus: streamed answers, citation panel, reload, errors, phone width, sign-in.
+
+Screenshots of the main states are taken on every run (into the test's temporary folder); with
+UPDATE_SCREENSHOTS=1 they also replace docs/screenshots/*.png, so an ordinary run leaves the checkout clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, expect, sync_playwright
+
+from backend import PROJECT_ROOT
+from backend.db import migrations
+from backend.services.container import Services
+from tests.browser import LAUNCH_ARGS, ensure_chromium
+from tests.fake_supabase import ANON_KEY, running_fake_supabase
+from tests.page_server import demo_api, ingest_public, load_demo_corpus
+
+SCREENSHOTS = PROJECT_ROOT / "docs" / "screenshots"
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+# One answer takes well under a second; the room is for a machine shared with other test runs (two
+# cores), where a 20 s wait once ran out. A page that never gets there still fails, only later.
+TIMEOUT_MS = 45_000
+QUESTION = "三阶段检索分别做什么？"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = ensure_chromium()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(executable), args=LAUNCH_ARGS, headless=True
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def page_database(fresh_database) -> str:
+    url = fresh_database()
+    migrations.upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="module")
+def demo(page_database) -> Iterator[tuple[str, Services]]:
+    """The API as `make run` serves it (auth off), the demo corpus loaded."""
+    with demo_api(page_database) as (url, services):
+        load_demo_corpus(services)
+        yield url, services
+
+
+class PageErrors:
+    """Uncaught script errors and Content-Security-Policy refusals: each is a broken page."""
+
+    def __init__(self, page: Page) -> None:
+        self.errors: list[str] = []
+        page.on("pageerror", lambda exc: self.errors.append(f"uncaught: {exc}"))
+        page.on(
+            "console",
+            lambda msg: (
+                self.errors.append(f"console: {msg.text}") if "Content Security Policy" in msg.text else None
+            ),
+        )
+
+
+def open_context(
+    browser: Browser, *, locale: str = "zh-CN", viewport: ViewportSize = DESKTOP
+) -> BrowserContext:
+    phone = viewport == PHONE
+    context = browser.new_context(locale=locale, viewport=viewport, is_mobile=phone, has_touch=phone)
+    context.set_default_timeout(TIMEOUT_MS)
+    return context
+
+
+@pytest.fixture
+def page(browser) -> Iterator[Page]:
+    context = open_context(browser)
+    tab = context.new_page()
+    errors = PageErrors(tab)
+    yield tab
+    context.close()
+    assert errors.errors == []
+
+
+def snapshot(page: Page, name: str, tmp_path: Path) -> None:
+    """Screenshot into the test's folder; with UPDATE_SCREENSHOTS=1 into docs/screenshots as well."""
+    shot = tmp_path / name
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 5_000  # a blank page is a few hundred bytes
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, SCREENSHOTS / name)
+
+
+def ask(page: Page, question: str) -> None:
+    """Type and send with Enter; wait until the streamed answer is complete."""
+    box = page.get_by_role("textbox")
+    box.fill(question)
+    with page.expect_response(lambda r: r.url.endswith("/chat")) as reply:
+        box.press("Enter")
+    assert reply.value.headers["content-type"].startswith("text/event-stream")
+    expect(page.locator(".msg.assistant").last).not_to_have_class(re.compile(r"\bpending\b"))
+
+
+def test_a_chinese_question_streams_a_cited_answer_whose_sources_open_and_survive_a_reload(
+    demo, page: Page, tmp_path
+):
+    url, _ = demo
+    page.goto(url + "/")
+    expect(page.get_by_role("heading", name="向你的文档提问")).to_be_visible()
+    expect(page.locator("#library")).to_have_text("文档库中共有 6 篇文档")
+    snapshot(page, "empty.png", tmp_path)
+
+    ask(page, QUESTION)
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".answer")).to_contain_text("三个阶段")
+    expect(answer.locator(".badge.level-high, .badge.level-medium, .badge.level-low")).to_contain_text(
+        "置信度"
+    )
+    expect(answer.locator(".route")).to_have_text("依据文档回答")
+    chip = answer.locator(".answer button.cite").first
+    source_title = answer.locator(".sources .source-title").first.inner_text()
+    expect(chip).to_have_attribute("aria-label", re.compile(rf"^来源 1：{re.escape(source_title)}$"))
+    # The conversation is addressable and listed as the current one.
+    expect(page).to_have_url(re.compile(r"#/c/[0-9a-f-]{36}$"))
+    expect(page.locator('#conversation-list a[aria-current="page"]')).to_contain_text(QUESTION)
+    snapshot(page, "answer.png", tmp_path)
+
+    # Keyboard: Enter on a chip opens the panel with focus inside; Escape closes it and returns focus.
+    chip.focus()
+    page.keyboard.press("Enter")
+    panel = page.locator("#source-panel")
+    expect(panel).to_be_visible()
+    expect(panel.get_by_role("heading", level=2)).to_have_text(source_title)
+    expect(panel.get_by_role("heading", level=2)).to_be_focused()
+    snippet = panel.locator(".snippet").inner_text()
+    assert "三个阶段" in snippet
+    expect(panel.locator(".doc-id")).to_have_text("demo/corpus/02-three-stage-retrieval.zh.md")
+    expect(panel.locator(".doc-meta")).to_contain_text("个分块")  # the document record, fetched
+    expect(panel.locator(".why")).to_contain_text("最终得分")
+    expect(panel.locator(".why")).to_contain_text("向量相似度")
+    snapshot(page, "source-panel.png", tmp_path)
+    page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    expect(chip).to_be_focused()
+
+    # A new chat starts empty; the list brings the conversation back.
+    page.get_by_role("button", name="新对话").click()
+    expect(page.get_by_role("heading", name="向你的文档提问")).to_be_visible()
+    expect(page.locator(".msg")).to_have_count(0)
+    expect(page.get_by_role("textbox")).to_be_focused()
+    page.locator("#conversation-list a", has_text=QUESTION).click()
+    expect(page.locator(".msg.assistant")).to_have_count(1)
+
+    page.reload()
+    answer = page.locator(".msg.assistant").last
+    expect(page.locator(".msg.user")).to_have_text(f"你: {QUESTION}")
+    expect(answer.locator(".answer")).to_contain_text("三个阶段")
+    expect(answer.locator(".route")).to_have_text("依据文档回答")
+    answer.locator(".answer button.cite").first.click()
+    expect(panel.get_by_role("heading", level=2)).to_have_text(source_title)
+    expect(panel.locator(".snippet")).to_have_text(snippet)
+    expect(panel.locator(".badge.stale")).to_have_count(0)
+
+
+def test_an_over_long_question_gets_the_servers_4xx_message_and_stays_editable(demo, page: Page):
+    url, _ = demo
+    page.goto(url + "/")
+    box = page.get_by_role("textbox")
+    question = "问" * 2001
+    box.fill(question)
+    expect(page.locator("#char-count")).to_have_text("2001 / 2000 字：服务器最多接受 2000 字")
+    with page.expect_response(lambda r: r.url.endswith("/chat")) as reply:
+        box.press("Enter")
+    assert reply.value.status == 422
+    alert = page.get_by_role("alert").filter(has_text="422")
+    expect(alert).to_contain_text("message has 2001 characters; the limit is 2000")
+    expect(alert).to_contain_text("请求编号")
+    expect(box).to_have_value(question)  # nothing typed is lost
+    expect(page).not_to_have_url(re.compile(r"#/c/"))
+
+
+def test_a_source_whose_document_changed_is_marked_stale_after_a_reload(demo, page: Page, tmp_path):
+    url, services = demo
+    content = "尤金袋鼠是袋鼠科中细小的成员，分布在澳洲南部岛屿及西岸地区。它们在夜间活动，以草为食。"
+    ingest_public(services, external_id="page-test-wallaby", title="尤金袋鼠", content=content)
+    page.goto(url + "/")
+    ask(page, "尤金袋鼠分布在哪些地区？")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".sources")).to_contain_text("尤金袋鼠")
+    expect(answer.locator(".badge.stale")).to_have_count(0)
+
+    ingest_public(
+        services, external_id="page-test-wallaby", title="尤金袋鼠", content="尤金袋鼠已改写：新版本。"
+    )
+    page.reload()
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".sources .badge.stale").first).to_have_text("回答之后已修改")
+    answer.locator(".sources button.cite.stale").first.click()
+    panel = page.locator("#source-panel")
+    expect(panel.locator(".badge.stale")).to_have_text("回答之后已修改")
+    expect(panel.locator(".stale-hint")).to_be_visible()
+    snapshot(page, "stale-source.png", tmp_path)
+
+
+def test_on_a_phone_in_english_the_drawer_answer_and_panel_fit_the_screen(demo, browser, tmp_path):
+    url, _ = demo
+    context = open_context(browser, locale="en-US", viewport=PHONE)
+    page = context.new_page()
+    errors = PageErrors(page)
+    page.goto(url + "/")
+    expect(page.get_by_role("heading", name="Ask your documents")).to_be_visible()
+    expect(page.locator("#sidebar")).to_be_hidden()
+    menu = page.get_by_role("button", name="Conversations")
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_role("button", name="New chat")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#sidebar")).to_be_hidden()
+
+    ask(page, "How do I tune hybrid_search?")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".route")).to_have_text("Answered from your documents")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    snapshot(page, "phone-answer.png", tmp_path)
+    answer.locator(".answer button.cite").first.click()
+    panel = page.locator("#source-panel")
+    expect(panel.get_by_role("heading", name="Why this source")).to_be_visible()
+    box = panel.bounding_box()
+    assert box is not None
+    assert box["width"] == PHONE["width"]  # a bottom sheet, not a squeezed column
+    snapshot(page, "phone-source-panel.png", tmp_path)
+    page.get_by_role("button", name="Close the source panel").click()
+
+    page.get_by_role("button", name="切换到中文").click()
+    expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
+    expect(page.get_by_role("textbox")).to_have_attribute("placeholder", re.compile("输入问题"))
+    expect(answer.locator(".route")).to_have_text("依据文档回答")
+    context.close()
+    assert errors.errors == []
+
+
+def test_with_supabase_auth_the_page_signs_in_and_asks_with_the_access_token(
+    page_database, demo, browser, tmp_path
+):
+    users = {"reader@example.com": "correct horse"}
+    with (
+        running_fake_supabase(users) as supabase,
+        demo_api(
+            page_database, auth_mode="supabase", supabase_url=supabase.base_url, supabase_anon_key=ANON_KEY
+        ) as (url, _),
+    ):
+        context = open_context(browser, locale="en-US")
+        page = context.new_page()
+        errors = PageErrors(page)
+        page.goto(url + "/")
+        form = page.locator("#signin-form")
+        expect(form.get_by_role("heading", name="Sign in to ask your documents")).to_be_visible()
+        form.get_by_label("Email").fill("reader@example.com")
+        form.get_by_label("Password").fill("wrong")
+        form.get_by_label("Password").press("Enter")
+        expect(page.locator("#signin-error")).to_have_text("Sign-in failed: Invalid login credentials")
+        snapshot(page, "sign-in.png", tmp_path)
+
+        form.get_by_label("Password").fill("correct horse")
+        form.get_by_role("button", name="Sign in").click()
+        expect(page.locator("#user")).to_have_text("reader@example.com")
+        # Another user's history (the local user's, from the tests above) is not this user's.
+        expect(page.locator("#conversation-list")).to_have_text("No conversations yet.")
+        expect(page.locator("#library")).to_have_text(re.compile(r"^\d+ documents in the library$"))
+        ask(page, "How do I tune hybrid_search?")
+        expect(page.locator("#conversation-list a")).to_have_count(1)
+        token_grants = [p for p, _ in supabase.requests if p.startswith("/auth/v1/token")]
+        assert token_grants == ["/auth/v1/token?grant_type=password"] * 2
+
+        page.reload()  # the session is kept: still signed in, same conversation
+        expect(page.locator("#user")).to_have_text("reader@example.com")
+        expect(page.locator(".msg.assistant")).to_have_count(1)
+        page.get_by_role("button", name="Sign out").click()
+        expect(form).to_be_visible()
+        assert any(p == "/auth/v1/logout" for p, _ in supabase.requests)
+        context.close()
+        assert errors.errors == []
+
+
+def test_a_question_outside_the_documents_is_answered_from_the_web_with_its_url(
+    page_database, demo, browser, fake_web, tmp_path
+):
+    web = {
+        "web_search_provider": "tavily",
+        "tavily_api_key": fake_web.api_key,
+        "tavily_base_url": fake_web.base_url,
+        "web_allow_private_addresses": True,  # the fake web is on 127.0.0.1
+        "web_deep_read_top_n": 0,
+    }
+    with demo_api(page_database, **web) as (url, _):
+        context = open_context(browser)
+        page = context.new_page()
+        errors = PageErrors(page)
+        page.goto(url + "/")
+        expect(page.get_by_label("网络搜索")).to_have_value("auto")  # shown: a provider is configured
+        ask(page, "大熊猫每天吃多少公斤竹子？")
+        answer = page.locator(".msg.assistant").last
+        expect(answer.locator(".route")).to_have_text("依据网络搜索回答")
+        expect(answer.locator(".answer")).to_contain_text("公斤")
+        host = fake_web.base_url.removeprefix("http://")
+        expect(answer.locator(".sources .badge.web").first).to_have_text(host)
+        answer.locator(".answer button.cite.web").first.click()
+        panel = page.locator("#source-panel")
+        expect(panel.locator(".badge.web")).to_have_text("网页")
+        link = panel.get_by_role("link").first
+        expect(link).to_have_attribute("href", re.compile(rf"^{re.escape(fake_web.base_url)}/"))
+        expect(link).to_have_attribute("rel", "noopener noreferrer")
+        expect(panel).to_contain_text("通过 tavily 获取")
+        snapshot(page, "web-source.png", tmp_path)
+        page.keyboard.press("Escape")
+
+        # web: never — the documents do not hold it, and the reply says so, listing related documents.
+        page.get_by_label("网络搜索").select_option("off")
+        ask(page, "大熊猫每天吃多少公斤竹子？")
+        answer = page.locator(".msg.assistant").last
+        expect(answer.locator(".route")).to_have_text("文档中没有答案")
+        expect(answer.locator(".sources h3")).to_have_text("相关文档（未引用）")
+        context.close()
+        assert errors.errors == []
+
+
+def test_research_mode_follows_the_progress_events_and_cites_the_report(demo, browser):
+    """The /research client against its event contract (plan ... done). The endpoint ships from another
+    branch, so the browser is given its answers: /client-config announces it, /research replays a run."""
+    url, _ = demo
+    context = open_context(browser, locale="en-US")
+    page = context.new_page()
+    errors = PageErrors(page)
+    page.route("**/client-config", _with_research)
+    requests: list[Any] = []
+    page.route("**/research", lambda route: _replay_research(route, requests))
+    page.goto(url + "/")
+    page.get_by_label("Deep research").check()
+    page.get_by_role("textbox").fill("How are searches tuned and cited?")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".answer h3")).to_have_text(["Tuning", "Citations"])
+    assert requests == [
+        {
+            "question": "How are searches tuned and cited?",
+            "conversation_id": None,
+            "web": "auto",
+            "stream": True,
+        }
+    ]
+    steps = answer.locator(".research-step")
+    expect(steps).to_have_count(2)
+    expect(steps.nth(0)).to_have_class(re.compile(r"\bdone\b"))
+    expect(steps.nth(0)).to_contain_text("done (4 passages)")
+    expect(steps.nth(1)).to_contain_text("looking further: where markers are stored")
+    expect(answer.locator(".research .partial")).to_have_text("Partial report: deadline")
+    answer.locator(".answer button.cite").first.click()
+    expect(page.locator("#source-panel").get_by_role("heading", level=2)).to_have_text(
+        "Tuning retrieval in SQL"
+    )
+    context.close()
+    assert errors.errors == []
+
+
+def _with_research(route: Route) -> None:
+    config = route.fetch().json()
+    config["features"]["research"] = True
+    route.fulfill(json=config)
+
+
+def _replay_research(route: Route, requests: list[Any]) -> None:
+    requests.append(route.request.post_data_json)
+    source = {**_source(1, "Tuning retrieval in SQL"), "pool_source": "research_round", "sections": [0]}
+    events = [
+        ("plan", {"sections": [{"index": 0, "title": "Tuning"}, {"index": 1, "title": "Citations"}]}),
+        ("section_started", {"section": 0, "title": "Tuning"}),
+        ("search", {"section": 0, "round": 0, "query": "hybrid_search parameters"}),
+        ("evidence", {"section": 0, "round": 0, "pool": 4, "relevant": 3}),
+        ("sufficiency", {"section": 0, "round": 0, "sufficient": True}),
+        ("section_done", {"section": 0, "pool": 4, "sufficient": True}),
+        ("section_started", {"section": 1, "title": "Citations"}),
+        (
+            "sufficiency",
+            {"section": 1, "round": 0, "sufficient": False, "missing": "where markers are stored"},
+        ),
+        ("writing", {"sections": []}),
+        (
+            "done",
+            {
+                "run_id": str(uuid.uuid4()),
+                "conversation_id": str(uuid.uuid4()),
+                "message_id": str(uuid.uuid4()),
+                "report": "# Tuning\n\nWeights are parameters of hybrid_search [1].\n\n"
+                "# Citations\n\n- not found",
+                "sources": [source],
+                "partial": True,
+                "partial_reasons": ["deadline"],
+            },
+        ),
+    ]
+    route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=_sse(events))
+
+
+def test_a_clarify_reply_offers_the_competing_documents_as_choices(demo, page: Page):
+    """The clarify route depends on the corpus; the browser is given one such reply to draw."""
+    url, _ = demo
+    sources = [
+        {**_source(1, "部署指南", cited=False), "in_context": True},
+        {**_source(2, "调优指南", cited=False), "in_context": True},
+    ]
+    done = {
+        "conversation_id": str(uuid.uuid4()),
+        "message_id": str(uuid.uuid4()),
+        "answer": "你指的是《部署指南》还是《调优指南》？",
+        "generator": "clarify",
+        "sources": sources,
+        "diagnostics": {
+            "evidence": {"route": "clarify"},
+            "confidence": {"confidence_level": "medium"},
+            "clarify": True,
+        },
+    }
+    body = _sse([("delta", {"text": done["answer"]}), ("done", done)])
+    page.route(
+        "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
+    )
+    page.goto(url + "/")
+    page.get_by_role("textbox").fill("怎么配置？")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".route")).to_have_text("需要澄清")
+    expect(answer.locator(".badge.level-medium")).to_have_text("置信度：中")
+    choices = answer.locator(".clarify").get_by_role("button")
+    expect(choices).to_have_text(["部署指南", "调优指南"])
+    choices.nth(1).click()
+    expect(page.get_by_role("textbox")).to_have_value("我指的是《调优指南》")
+    expect(page.get_by_role("textbox")).to_be_focused()
+
+
+def _source(n: int, title: str, *, cited: bool = True) -> dict[str, Any]:
+    return {
+        "n": n,
+        "kind": "local",
+        "chunk_id": n,
+        "document_id": str(uuid.uuid4()),
+        "external_id": f"doc-{n}",
+        "title": title,
+        "heading": "",
+        "snippet": f"{title} 的一段文字",
+        "cited": cited,
+        "in_context": True,
+        "content_hash": "0" * 64,
+        "why": {"final_score": 0.8},
+    }
+
+
+def _sse(events: list[tuple[str, Any]]) -> str:
+    return "".join(
+        f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n" for kind, data in events
+    )
