@@ -133,6 +133,33 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
     assert ranked[1].final_score < ranked[0].final_score  # on the question's scale, below its own best
 
 
+def test_a_web_passage_that_outranks_every_candidate_keeps_a_share_between_0_and_1(make_services):
+    import dataclasses
+
+    from backend.services.retrieval import SearchRequest
+
+    services = make_services()
+    with TestClient(create_app(services=services)) as client:
+        client.post("/documents/batch", json={"documents": DOCS})
+    question = "鸭嘴兽的寿命是多少？"  # the documents do not say; the web passage does, word for word
+    search = services.retrieval.search(SearchRequest(query=question, dynamic=False), identity=LOCAL_IDENTITY)
+    own = search.results[0]
+    web = dataclasses.replace(
+        own,
+        chunk_id=-42,
+        kind="web",
+        content="鸭嘴兽的寿命在野外约为十七年。",
+        content_tokens="鸭嘴兽 寿命 野外 十七年",
+        similarity=0.99,
+        vector_rank=None,
+        full_text_rank=None,
+    )
+    ranked = services.retrieval.rescore(search, [own, web], identity=LOCAL_IDENTITY)
+    assert ranked[1].rerank_score > max(c.rerank_score for c in search.candidates)
+    assert 0 < ranked[0].final_score < ranked[1].final_score <= 1
+    assert sum(c.final_score for c in ranked) <= 1 + 1e-9  # shares of one pool
+
+
 def test_without_an_llm_gap_queries_are_keyword_reformulations(make_services):
     # write_k = 1: one relevant chunk is scarce evidence, so gap searches run for an answerable question.
     client = make_client(make_services, llm=ScriptedLLM(answers=["答[1]。"]), local_top_k=1)  # no complete()

@@ -188,15 +188,23 @@ class RetrievalService:
         rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
         terms = search.diagnostics.query_terms
         scored = self._rerank(rows, search.query, terms, _idfs(search.term_stats), search.mode)
-        if self.rerank_policy.output == "softmax":
-            # A share among the foreign chunks would not compare with the question's own shares: put
-            # each on the question's scale, exp(logit) over the sum of exp(logit) of its candidates.
-            top = max((c.rerank_score for c in search.candidates), default=0.0)
-            total = sum(math.exp(c.rerank_score - top) for c in search.candidates) or 1.0
-            for chunk in scored:
-                chunk.final_score = math.exp(min(chunk.rerank_score - top, 50.0)) / total
-        rescored = {c.chunk_id: c for c in scored}
-        return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
+        if self.rerank_policy.output != "softmax":
+            rescored = {c.chunk_id: c for c in scored}
+            return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
+        # A share among the foreign chunks alone would not compare with the question's own shares, and
+        # a share on the candidates' scale alone exceeds 1 when a foreign chunk outranks them all (a
+        # web passage that answers what the documents cannot): every chunk returned gets its share
+        # among the question's candidates and the foreign chunks together, exp(logit) / sum(exp), so
+        # the order is the logits' and every score stays in [0, 1].
+        logits = {c.chunk_id: c.rerank_score for c in search.candidates}
+        logits |= {c.chunk_id: c.rerank_score for c in scored}
+        top = max(logits.values(), default=0.0)
+        total = sum(math.exp(v - top) for v in logits.values()) or 1.0
+        shared = {
+            c.chunk_id: dataclasses.replace(c, final_score=math.exp(c.rerank_score - top) / total)
+            for c in [*(own[c.chunk_id] for c in chunks if c.chunk_id in own), *scored]
+        }
+        return [shared[c.chunk_id] for c in chunks]
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:
         if requested == "fulltext":
