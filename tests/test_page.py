@@ -9,7 +9,6 @@ import re
 from typing import Any
 
 import pytest
-from fastapi import APIRouter
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
@@ -67,7 +66,7 @@ def test_client_config_without_auth_says_so_and_names_the_limits(client):
     assert config["supabase_url"] is None
     assert config["supabase_anon_key"] is None
     assert config["max_message_chars"] == 2000
-    assert config["features"] == {"research": False, "web": False}
+    assert config["features"] == {"research": True, "web": False}
 
 
 def test_client_config_with_supabase_gives_the_project_and_anon_key_and_no_secret(make_services):
@@ -86,18 +85,13 @@ def test_client_config_with_supabase_gives_the_project_and_anon_key_and_no_secre
 
 def test_the_research_toggle_follows_the_endpoint(make_services):
     services = make_services()
-    assert (
-        TestClient(create_app(services=services)).get("/client-config").json()["features"]["research"]
-        is False
-    )
     app = create_app(services=services)
-    router = APIRouter()
-
-    @router.post("/research")
-    def research() -> None: ...
-
-    app.include_router(router)
     assert TestClient(app).get("/client-config").json()["features"]["research"] is True
+    # An app that does not serve /research (e.g. a deployment that leaves it out) hides the toggle.
+    app = create_app(services=services)
+    schema = app.openapi()
+    schema["paths"] = {path: ops for path, ops in schema["paths"].items() if not path.startswith("/research")}
+    assert TestClient(app).get("/client-config").json()["features"]["research"] is False
 
 
 def _jwt(payload: dict) -> str:
