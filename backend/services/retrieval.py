@@ -19,11 +19,13 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
-from backend.errors import InvalidInput
+from backend.errors import DomainError, InvalidInput
 from backend.retrieval.filters import to_containment
 from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
+from backend.retrieval.scoring import chunk_score
+from backend.retrieval.where_builder import WhereBuilder
 from backend.services.diagnostics import (
     ConfidenceStage,
     PrefetchStage,
@@ -33,6 +35,7 @@ from backend.services.diagnostics import (
     StageOut,
 )
 from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
+from backend.services.where_diagnostics import ScoreDiagnostics, WhereDiagnostics
 from backend.text import clean_query, query_terms
 
 __all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
@@ -43,7 +46,9 @@ logger = logging.getLogger(__name__)
 class RetrievalService:
     """Three-stage retrieval over the SQL functions."""
 
-    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, embedder: Embedder, settings: Settings, *, where: WhereBuilder | None = None
+    ) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
@@ -66,8 +71,30 @@ class RetrievalService:
         # What the candidates' RRF ranks came from: the answerability score re-fuses their leg ranks.
         self.fusion = Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight)
         self.params = HybridParams.from_settings(settings)
+        if where is None:
+            from backend.services.where import build_where_builder  # the service's own composition
+
+            where = build_where_builder(settings, db)
+        self.where = where
 
     def search(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+        """The request's filters plus what infer_filters reads in the query (WhereBuilder), then the three
+        stages; when inferred filters leave nothing, once more without them (relax)."""
+        question = clean_query(request.query)
+        infer = request.infer_filters and len(question) <= self.settings.max_query_chars
+        plan = self.where.plan(question, request.filters, infer=infer, identity=identity)
+        relax = self.settings.where_relax_enabled if request.relax is None else request.relax
+        where = WhereDiagnostics.from_plan(plan, infer=request.infer_filters, relax_enabled=relax)
+        scoped = dataclasses.replace(request, query=plan.query, filters=plan.effective or None)
+        result = self._search_once(scoped, identity=identity)
+        if plan.applied and relax and result.diagnostics.matched_count == 0:
+            unscoped = dataclasses.replace(request, query=question, filters=plan.user or None)
+            result = self._search_once(unscoped, identity=identity)
+            where.mark_relaxed(first_count=0)
+        result.diagnostics.where = where
+        return result
+
+    def _search_once(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
         """The three stages as `identity`: row-level security decides which chunks it can find."""
         s = self.settings
         query = clean_query(request.query)
@@ -102,6 +129,9 @@ class RetrievalService:
         t0 = time.perf_counter()
         top_k_min = min(s.rag_top_k_min, top_k_max)
         ranked = self.diversify(candidates)
+        if mode == "fulltext":
+            self._score_without_vectors(identity, query, ranked)
+        ranked, below = _at_least(ranked, request.min_score)
         if request.dynamic:
             keep = self.dynamic_cut(ranked, top_k_min=top_k_min, top_k_max=top_k_max)
         else:
@@ -162,6 +192,10 @@ class RetrievalService:
             confidence=confidence,
             total_ms=round(sum(timings.values()), 3),
         )
+        diagnostics.matched_count = len(rows)
+        diagnostics.scores = _score_diagnostics(candidates, request.min_score, below)
+        if not results:
+            diagnostics.empty_reason = "min_score" if below else "filter" if filters else "no_candidates"
         return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
 
     def rescore(
@@ -249,6 +283,25 @@ class RetrievalService:
             term_stats = retrieval_repo.term_statistics(conn, query_text=query_text)
         return rows, totals, term_stats
 
+    def _score_without_vectors(self, identity: Identity, query: str, ranked: list[ScoredChunk]) -> None:
+        """Full-text mode ranks without vectors; the score still means closeness in meaning, so the
+        ranked chunks get their cosine to the query (one query embedding, one lookup by id). Without
+        an embedding (the provider failed) they stay unscored, and the diagnostics count them."""
+        try:
+            embedding = self.embedder.embed_query(query)
+        except DomainError as exc:
+            logger.warning("[search] full-text results left unscored: the query embedding failed: %s", exc)
+            return
+        with self.db.as_user(identity, read_only=True, replica=True) as conn:
+            cosines = retrieval_repo.similarities(
+                conn,
+                chunk_ids=[c.chunk_id for c in ranked],
+                query_embedding=embedding,
+                embedding_model=self.embedder.model_id,
+            )
+        for chunk in ranked:
+            chunk.score = chunk_score(cosines.get(chunk.chunk_id))
+
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":
             return "cosine"
@@ -313,6 +366,7 @@ class RetrievalService:
                 url=r.get("url"),
                 provider=r.get("provider"),
                 fetched_at=r.get("fetched_at"),
+                score=chunk_score(r["similarity"]),
             )
             for r in rows
         ]
@@ -366,6 +420,26 @@ def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
         "provider": chunk.provider,
         "fetched_at": chunk.fetched_at,
     }
+
+
+def _at_least(ranked: list[ScoredChunk], min_score: float | None) -> tuple[list[ScoredChunk], int]:
+    """The chunks scoring at least min_score (an unscored chunk does not pass one), and how many did not."""
+    if min_score is None:
+        return ranked, 0
+    kept = [c for c in ranked if c.score is not None and c.score >= min_score]
+    return kept, len(ranked) - len(kept)
+
+
+def _score_diagnostics(
+    candidates: list[ScoredChunk], min_score: float | None, below: int
+) -> ScoreDiagnostics:
+    scores = [c.score for c in candidates if c.score is not None]
+    return ScoreDiagnostics(
+        min_score=min_score,
+        below_min_score=below,
+        unscored=len(candidates) - len(scores),
+        best_score=max(scores, default=None),
+    )
 
 
 def _idfs(term_stats: dict[str, tuple[int, float]]) -> dict[str, float]:
