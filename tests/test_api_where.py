@@ -55,7 +55,8 @@ def test_without_infer_filters_the_question_sets_no_filter(corpus):
     body = search(corpus, query="关于发票报销的英文资料")
     assert body["applied_where"] == {}
     where = body["diagnostics"]["where"]
-    assert where["method"] == "none" and where["conditions"] == []
+    assert where["method"] == "none"
+    assert where["conditions"] == []
     assert body["diagnostics"]["query"] == "关于发票报销的英文资料"  # searched as asked
     assert len(body["results"]) == 3
 
@@ -66,9 +67,11 @@ def test_language_inferred_and_removed_from_the_searched_text(corpus):
     assert ids(body) == ["invoice-en"]
     where = body["diagnostics"]["where"]
     assert where["method"] == "rules"
-    assert where["inferred"] == {"lang": {"$eq": "en"}} and where["user"] == {}
+    assert where["inferred"] == {"lang": {"$eq": "en"}}
+    assert where["user"] == {}
     assert where["question"] == "关于报销的英文资料"
-    assert "英文" not in where["retrieval_query"] and "报销" in where["retrieval_query"]
+    assert "英文" not in where["retrieval_query"]
+    assert "报销" in where["retrieval_query"]
     assert body["diagnostics"]["query"] == where["retrieval_query"]
     assert body["matched_count"] == body["diagnostics"]["stages"]["prefetch"]["count"] == 1
 
@@ -98,7 +101,8 @@ def test_relax_drops_the_inferred_part_once_and_says_so(corpus):
     assert where["matched_count_before_relax"] == 0
     assert [c["status"] for c in where["conditions"]] == ["relaxed"]
     assert body["applied_where"] == {}
-    assert body["results"] and body["matched_count"] > 0
+    assert body["results"]
+    assert body["matched_count"] > 0
     assert body["diagnostics"]["empty_reason"] is None
 
 
@@ -111,7 +115,8 @@ def test_relax_never_drops_the_users_own_filters(corpus):
 
 def test_relax_switched_off_per_request_gives_an_explicit_empty_result(corpus):
     body = search(corpus, query="#报税 发票怎么报销", infer_filters=True, relax=False)
-    assert body["results"] == [] and body["matched_count"] == 0
+    assert body["results"] == []
+    assert body["matched_count"] == 0
     assert body["diagnostics"]["where"]["relaxed"] is False
     assert body["diagnostics"]["where"]["relax_enabled"] is False
     assert body["diagnostics"]["empty_reason"] == "filter"
@@ -127,9 +132,11 @@ def test_relax_switched_off_by_the_setting_and_back_on_per_request(make_services
     with TestClient(create_app(services=services)) as client:
         assert client.post("/documents/batch", json={"documents": WHERE_DOCS}).status_code == 200
         off = search(client, query="#报税 发票", infer_filters=True)
-        assert off["results"] == [] and off["diagnostics"]["where"]["relax_enabled"] is False
+        assert off["results"] == []
+        assert off["diagnostics"]["where"]["relax_enabled"] is False
         on = search(client, query="#报税 发票", infer_filters=True, relax=True)
-        assert on["results"] and on["diagnostics"]["where"]["relaxed"] is True
+        assert on["results"]
+        assert on["diagnostics"]["where"]["relaxed"] is True
 
 
 def _ranges_supported() -> bool:
@@ -144,14 +151,16 @@ def test_a_time_expression_becomes_a_date_range_on_created_at(corpus):
     body = search(corpus, query="去年的报销流程", infer_filters=True)
     where = body["diagnostics"]["where"]
     (condition,) = where["conditions"]
-    assert condition["field"] == "created_at" and condition["phrase"] == "去年"
+    assert condition["field"] == "created_at"
+    assert condition["phrase"] == "去年"
     assert condition["condition"] == {"$gte": "2024-01-01T00:00:00+00:00", "$lt": "2025-01-01T00:00:00+00:00"}
     if _ranges_supported():  # the filter grammar (issue 15 item 1) serves ranges: applied in SQL
         assert condition["status"] == "applied"
         assert where["retrieval_query"] == "报销流程"
         assert ids(body) == ["invoice-zh"]
     else:  # equality-only filters: the range is reported, not applied, and the words are searched
-        assert condition["status"] == "ignored" and "created_at" in condition["reason"]
+        assert condition["status"] == "ignored"
+        assert "created_at" in condition["reason"]
         assert where["retrieval_query"] == "去年的报销流程"
         assert body["applied_where"] == {}
 
@@ -159,7 +168,8 @@ def test_a_time_expression_becomes_a_date_range_on_created_at(corpus):
 def test_english_time_and_language_in_one_question(corpus):
     body = search(corpus, query="invoice documents in English from the past week", infer_filters=True)
     conditions = {c["field"]: c for c in body["diagnostics"]["where"]["conditions"]}
-    assert conditions["lang"]["condition"] == {"$eq": "en"} and conditions["lang"]["status"] == "applied"
+    assert conditions["lang"]["condition"] == {"$eq": "en"}
+    assert conditions["lang"]["status"] == "applied"
     assert conditions["created_at"]["condition"] == {"$gte": "2025-06-11T09:30:00+00:00"}
     assert ids(body) == ["invoice-en"]
     if _ranges_supported():
