@@ -80,10 +80,18 @@ def test_words_that_are_not_a_time_range_set_none(question):
     assert find_time(question, NOW) is None
 
 
-def test_changes_and_updates_filter_updated_at():
-    assert find_time("上周更新的文档", NOW).field == "updated_at"
-    assert find_time("docs modified in the past week", NOW).field == "updated_at"
-    assert find_time("上周的文档", NOW).field == "created_at"
+@pytest.mark.parametrize(
+    ("question", "field"),
+    [
+        ("上周更新的文档", "updated_at"),
+        ("docs modified in the past week", "updated_at"),
+        ("上周的文档", "created_at"),
+    ],
+)
+def test_changes_and_updates_filter_updated_at(question, field):
+    match = find_time(question, NOW)
+    assert match is not None
+    assert match.field == field
 
 
 def rules(question: str) -> dict:
