@@ -12,6 +12,24 @@ from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics, Web
 
 MAX_OFFSET = 1_000_000_000  # pagination offsets beyond this are nonsense (and PostgreSQL's bigint has an end)
 
+INFER_FILTERS_DESCRIPTION = (
+    "true: read filters in the question and add them to `filters` (docs/where.md): time (近一周, 上个月, "
+    "去年, 2023年5月, last week, since March, before 2024 -> created_at / updated_at), language (英文资料, "
+    "documents in English -> lang), file or media type (PDF文件 -> content_type, when your documents have "
+    "it), tags (a known tag named, or #tag), quality (质量>=0.8, 高质量 -> quality_score). Your own "
+    "`filters` win on the same field. The words that only set a filter are left out of the searched "
+    "text. Rules, or Gemini structured output when configured (rules on any failure)."
+)
+RELAX_DESCRIPTION = (
+    "When the inferred filters leave nothing, search once more without them (diagnostics.where.relaxed). "
+    "Your own `filters` are never relaxed. null: WHERE_RELAX_ENABLED (default true)."
+)
+MIN_SCORE_DESCRIPTION = (
+    "Drop results whose `score` is below this, in [0, 1]. score = (1 + cosine of question and chunk) / 2 "
+    "in every mode and with every reranker (docs/scores.md). When it removes everything, "
+    "diagnostics.empty_reason is min_score."
+)
+
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(
@@ -85,25 +103,6 @@ class DocumentPage(BaseModel):
     total: int
     limit: int
     offset: int
-
-
-INFER_FILTERS_DESCRIPTION = (
-    "true: read filters in the question and add them to `filters` (docs/where.md): time (近一周, 上个月, "
-    "去年, 2023年5月, last week, since March, before 2024 -> created_at / updated_at), language (英文资料, "
-    "documents in English -> lang), file or media type (PDF文件 -> content_type, when your documents have "
-    "it), tags (a known tag named, or #tag), quality (质量>=0.8, 高质量 -> quality_score). Your own "
-    "`filters` win on the same field. The words that only set a filter are left out of the searched "
-    "text. Rules, or Gemini structured output when configured (rules on any failure)."
-)
-RELAX_DESCRIPTION = (
-    "When the inferred filters leave nothing, search once more without them (diagnostics.where.relaxed). "
-    "Your own `filters` are never relaxed. null: WHERE_RELAX_ENABLED (default true)."
-)
-MIN_SCORE_DESCRIPTION = (
-    "Drop results whose `score` is below this, in [0, 1]. score = (1 + cosine of question and chunk) / 2 "
-    "in every mode and with every reranker (docs/scores.md). When it removes everything, "
-    "diagnostics.empty_reason is min_score."
-)
 
 
 class SearchIn(BaseModel):

@@ -19,7 +19,7 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
-from backend.errors import DomainError, InvalidInput
+from backend.errors import InvalidInput
 from backend.retrieval.filters import to_containment
 from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
@@ -34,8 +34,9 @@ from backend.services.diagnostics import (
     SearchStages,
     StageOut,
 )
+from backend.services.result_scores import at_least, score_diagnostics, score_without_vectors
 from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
-from backend.services.where_diagnostics import ScoreDiagnostics, WhereDiagnostics
+from backend.services.where_diagnostics import WhereDiagnostics
 from backend.text import clean_query, query_terms
 
 __all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
@@ -130,8 +131,8 @@ class RetrievalService:
         top_k_min = min(s.rag_top_k_min, top_k_max)
         ranked = self.diversify(candidates)
         if mode == "fulltext":
-            self._score_without_vectors(identity, query, ranked)
-        ranked, below = _at_least(ranked, request.min_score)
+            score_without_vectors(self.db, self.embedder, identity, query, ranked)
+        ranked, below = at_least(ranked, request.min_score)
         if request.dynamic:
             keep = self.dynamic_cut(ranked, top_k_min=top_k_min, top_k_max=top_k_max)
         else:
@@ -193,7 +194,7 @@ class RetrievalService:
             total_ms=round(sum(timings.values()), 3),
         )
         diagnostics.matched_count = len(rows)
-        diagnostics.scores = _score_diagnostics(candidates, request.min_score, below)
+        diagnostics.scores = score_diagnostics(candidates, request.min_score, below)
         if not results:
             diagnostics.empty_reason = "min_score" if below else "filter" if filters else "no_candidates"
         return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
@@ -282,25 +283,6 @@ class RetrievalService:
             totals = retrieval_repo.chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
             term_stats = retrieval_repo.term_statistics(conn, query_text=query_text)
         return rows, totals, term_stats
-
-    def _score_without_vectors(self, identity: Identity, query: str, ranked: list[ScoredChunk]) -> None:
-        """Full-text mode ranks without vectors; the score still means closeness in meaning, so the
-        ranked chunks get their cosine to the query (one query embedding, one lookup by id). Without
-        an embedding (the provider failed) they stay unscored, and the diagnostics count them."""
-        try:
-            embedding = self.embedder.embed_query(query)
-        except DomainError as exc:
-            logger.warning("[search] full-text results left unscored: the query embedding failed: %s", exc)
-            return
-        with self.db.as_user(identity, read_only=True, replica=True) as conn:
-            cosines = retrieval_repo.similarities(
-                conn,
-                chunk_ids=[c.chunk_id for c in ranked],
-                query_embedding=embedding,
-                embedding_model=self.embedder.model_id,
-            )
-        for chunk in ranked:
-            chunk.score = chunk_score(cosines.get(chunk.chunk_id))
 
     def _similarity_source(self, mode: Mode) -> str:
         if mode == "vector":
@@ -420,26 +402,6 @@ def _as_row(chunk: ScoredChunk, *, similarity: float | None) -> dict[str, Any]:
         "provider": chunk.provider,
         "fetched_at": chunk.fetched_at,
     }
-
-
-def _at_least(ranked: list[ScoredChunk], min_score: float | None) -> tuple[list[ScoredChunk], int]:
-    """The chunks scoring at least min_score (an unscored chunk does not pass one), and how many did not."""
-    if min_score is None:
-        return ranked, 0
-    kept = [c for c in ranked if c.score is not None and c.score >= min_score]
-    return kept, len(ranked) - len(kept)
-
-
-def _score_diagnostics(
-    candidates: list[ScoredChunk], min_score: float | None, below: int
-) -> ScoreDiagnostics:
-    scores = [c.score for c in candidates if c.score is not None]
-    return ScoreDiagnostics(
-        min_score=min_score,
-        below_min_score=below,
-        unscored=len(candidates) - len(scores),
-        best_score=max(scores, default=None),
-    )
 
 
 def _idfs(term_stats: dict[str, tuple[int, float]]) -> dict[str, float]:
