@@ -188,5 +188,7 @@ def test_chat_infers_filters_for_its_searches_and_reports_them(corpus):
     body = response.json()
     retrieval = body["diagnostics"]["retrieval"]
     assert retrieval["where"]["applied_where"] == {"lang": {"$eq": "en"}}
-    assert body["diagnostics"]["evidence"]["options"]["filters"] == {"lang": "en"}
+    # what the SQL legs applied (the filter compiler's form of applied_where)
+    assert body["diagnostics"]["evidence"]["options"]["filters"] == retrieval["parameters"]["filters"]
+    assert "en" in str(retrieval["parameters"]["filters"])
     assert {s["external_id"] for s in body["sources"]} <= {"invoice-en"}

@@ -165,3 +165,14 @@ def test_vocabulary_is_what_the_caller_may_read_and_is_cached(services):
     assert "新标签" not in vocabulary.get(user(1)).of("tags")  # cached
     clock[0] = 61.0
     assert "新标签" in vocabulary.get(user(1)).of("tags")  # re-read after the TTL
+
+
+def test_an_unexpected_failure_of_the_model_path_still_leaves_the_rules(settings):
+    from backend.testing import ScriptedLLM
+
+    broken = ScriptedLLM(json_completions=[RuntimeError("connection pool exploded")])
+    builder = WhereBuilder(settings, lambda identity: VOCABULARY, lambda f: f, llm=broken, clock=lambda: NOW)
+    result = plan(builder)
+    assert result.method == "rules"
+    assert "RuntimeError: connection pool exploded" in result.fallback
+    assert result.inferred["lang"] == {"$eq": "en"}

@@ -127,8 +127,11 @@ class WhereBuilder:
             reason = f"timeout after {s.where_llm_timeout_s:g} s"
         except WhereModelError as exc:
             reason = str(exc)
-        except (DomainError, OSError, ValueError) as exc:
+        except DomainError as exc:
             reason = f"error: {exc}"
+        except Exception as exc:  # noqa: BLE001 - the model is optional: any failure leaves the rules
+            logger.exception("[where] the model's filters failed unexpectedly")
+            reason = f"error: {type(exc).__name__}: {exc}"
         logger.warning("[where] the model's filters were not used (%s); the rules decide", reason)
         return rules, "rules", reason
 
