@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,6 +19,7 @@ class FakeGemini:
         self.url = ""
         self.replies: list[tuple[int, str, str]] = []
         self.requests: list[tuple[str, dict, dict]] = []
+        self.delays: dict[int, float] = {}  # reply index -> seconds to wait before sending it
 
     def reply_text(self, text: str, *, total_tokens: int | None = None) -> None:
         body = json.dumps(gemini_response(text, total_tokens=total_tokens), ensure_ascii=False)
@@ -33,6 +35,11 @@ class FakeGemini:
         body = {"candidates": [{"content": {"role": "model", "parts": [call]}, "index": 0}]}
         self.replies.append((200, json.dumps(body), "application/json"))
 
+    def reply_slowly(self, seconds: float, text: str) -> None:
+        """A reply sent only after `seconds` (a provider too slow for the caller's timeout)."""
+        self.delays[len(self.requests) + len(self.replies)] = seconds  # the request that will get it
+        self.reply_text(text)
+
     def reply_error(self, code: int, status: str, message: str) -> None:
         body = {"error": {"code": code, "message": message, "status": status}}
         self.replies.append((code, json.dumps(body), "application/json"))
@@ -40,6 +47,9 @@ class FakeGemini:
     def respond(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
         """The fake_http.serve responder: record the request, send the next queued reply."""
         self.requests.append((path, body, headers))
+        delay = self.delays.pop(len(self.requests) - 1, 0.0)
+        if delay:
+            time.sleep(delay)
         status, payload, content_type = self.replies.pop(0)
         return status, payload.encode(), content_type
 

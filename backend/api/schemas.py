@@ -12,6 +12,24 @@ from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics, Web
 
 MAX_OFFSET = 1_000_000_000  # pagination offsets beyond this are nonsense (and PostgreSQL's bigint has an end)
 
+INFER_FILTERS_DESCRIPTION = (
+    "true: read filters in the question and add them to `filters` (docs/where.md): time (近一周, 上个月, "
+    "去年, 2023年5月, last week, since March, before 2024 -> created_at / updated_at), language (英文资料, "
+    "documents in English -> lang), file or media type (PDF文件 -> content_type, when your documents have "
+    "it), tags (a known tag named, or #tag), quality (质量>=0.8, 高质量 -> quality_score). Your own "
+    "`filters` win on the same field. The words that only set a filter are left out of the searched "
+    "text. Rules, or Gemini structured output when configured (rules on any failure)."
+)
+RELAX_DESCRIPTION = (
+    "When the inferred filters leave nothing, search once more without them (diagnostics.where.relaxed). "
+    "Your own `filters` are never relaxed. null: WHERE_RELAX_ENABLED (default true)."
+)
+MIN_SCORE_DESCRIPTION = (
+    "Drop results whose `score` is below this, in [0, 1]. score = (1 + cosine of question and chunk) / 2 "
+    "in every mode and with every reranker (docs/scores.md). When it removes everything, "
+    "diagnostics.empty_reason is min_score."
+)
+
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(
@@ -115,6 +133,9 @@ class SearchIn(BaseModel):
         description="auto: web results only when the documents do not hold the answer; true: always; "
         "false: never. Needs WEB_SEARCH_PROVIDER.",
     )
+    infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
+    relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
+    min_score: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_SCORE_DESCRIPTION)
 
 
 class SearchHit(BaseModel):
@@ -125,7 +146,16 @@ class SearchHit(BaseModel):
     heading: str
     content: str
     metadata: dict[str, Any]
-    scores: dict[str, Any]
+    score: float | None = Field(
+        description="closeness in meaning to the question in [0, 1]: (1 + cosine) / 2; the same scale in "
+        "every mode and with every reranker, so one min_score fits all queries (docs/scores.md). The "
+        "order of results is the reranker's, which also weighs keywords. null only when the chunk has no "
+        "embedding in the query's model"
+    )
+    scores: dict[str, Any] = Field(
+        description="the raw ranking features: cosine (similarity), ranks, RRF, BM25, rerank and final "
+        "scores (final_score orders the results; its scale depends on the rerank policy)"
+    )
 
 
 class WebHitOut(BaseModel):
@@ -160,6 +190,17 @@ class SearchOut(BaseModel):
         description="what the confidence says the results are good for (see /chat)"
     )
     web: list[WebHitOut] = Field(default_factory=list, description="web results, when a web search ran")
+    applied_where: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the filter the results were found with: your filters AND the inferred ones (after any "
+        "relax); diagnostics.where says which part is which",
+    )
+    matched_count: int = Field(
+        default=0,
+        description="candidate chunks found inside applied_where before rerank, the top-k cut and min_score "
+        "(at most the prefetch size, diagnostics.parameters.prefetch_k); 0: nothing in the filtered scope "
+        "matched",
+    )
     diagnostics: SearchDiagnostics
     web_diagnostics: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
 
@@ -188,6 +229,14 @@ class ChatIn(BaseModel):
         default="auto",
         description="auto: search the web only when the documents do not hold the answer; true: always "
         "(in parallel with the documents); false: never. Needs WEB_SEARCH_PROVIDER.",
+    )
+    infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
+    relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
+    min_score: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=MIN_SCORE_DESCRIPTION + " Applies to every search of the turn.",
     )
     top_k: int | None = Field(default=None, ge=1, description="retrieval budget (LOCAL_TOP_K)")
     step_top_k: int | None = Field(default=None, ge=1, description="most evidence chunks kept (STEP_TOP_K)")

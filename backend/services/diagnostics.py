@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.services.where_diagnostics import ScoreDiagnostics, WhereDiagnostics
+
 
 class _Diag(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -126,6 +128,23 @@ class SearchDiagnostics(_Diag):
     stages: SearchStages
     confidence: ConfidenceOut = Field(description="retrieval confidence over the candidates")
     total_ms: float
+    where: WhereDiagnostics | None = Field(
+        default=None, description="the effective filter: your filters, what infer_filters read, any relax"
+    )
+    scores: ScoreDiagnostics = Field(
+        default_factory=ScoreDiagnostics, description="what a result's score means; what min_score removed"
+    )
+    matched_count: int = Field(
+        default=0,
+        description="candidate chunks the search found inside the applied filter, before rerank, the top-k "
+        "cut and min_score (at most prefetch_k); 0: nothing in the filtered scope matched the question",
+    )
+    empty_reason: Literal["no_candidates", "filter", "min_score"] | None = Field(
+        default=None,
+        description="why there are no results (null when there are): no_candidates (nothing matched the "
+        "question), filter (nothing matched inside the applied filter), min_score (every candidate "
+        "scored below min_score)",
+    )
 
 
 # --- /chat --------------------------------------------------------------------------------------

@@ -49,6 +49,9 @@ class EvidenceOptions:
 
     mode: Mode | None = None
     filters: dict[str, Any] | None = None
+    infer_filters: bool = False  # the main search reads filters in the question (WhereBuilder)
+    relax: bool | None = None
+    min_score: float | None = None  # every search of the turn drops results scoring below it
     top_k: int | None = None
     step_top_k: int | None = None
     write_top_k: int | None = None
@@ -143,6 +146,9 @@ def main_search(
             dynamic=False,
             mode=options.mode,
             filters=options.filters,
+            infer_filters=options.infer_filters,
+            relax=options.relax,
+            min_score=options.min_score,
         ),
         identity=identity,
     )
@@ -244,8 +250,14 @@ def _fused(
         generated = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
         queries, method, gap_top_k = generated.queries, generated.method, max(5, budget.step_k // 2)
         for query in queries:
+            # Gap searches keep the main search's effective filter (inferred and relaxed as it was).
             request = SearchRequest(
-                query=query, top_k=gap_top_k, dynamic=False, mode=options.mode, filters=options.filters
+                query=query,
+                top_k=gap_top_k,
+                dynamic=False,
+                mode=options.mode,
+                filters=_applied_where(search, options),
+                min_score=options.min_score,
             )
             try:
                 gap_pool.extend(retrieval.search(request, identity=identity).results)
@@ -274,6 +286,11 @@ def _fused(
     )
     truncation = TruncationDiagnostics(by="pool_fusion", kept=len(chunks), of=len(main) + len(protected))
     return chunks, gap, truncation
+
+
+def _applied_where(search: SearchResult, options: EvidenceOptions) -> dict[str, Any] | None:
+    where = search.diagnostics.where
+    return (where.applied_where or None) if where is not None else options.filters
 
 
 def global_rerank(

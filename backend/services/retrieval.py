@@ -24,6 +24,8 @@ from backend.retrieval.filters import to_containment
 from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
+from backend.retrieval.scoring import chunk_score
+from backend.retrieval.where_builder import WhereBuilder
 from backend.services.diagnostics import (
     ConfidenceStage,
     PrefetchStage,
@@ -32,7 +34,9 @@ from backend.services.diagnostics import (
     SearchStages,
     StageOut,
 )
+from backend.services.result_scores import at_least, score_diagnostics, score_without_vectors
 from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
+from backend.services.where_diagnostics import WhereDiagnostics
 from backend.text import clean_query, query_terms
 
 __all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
@@ -43,7 +47,9 @@ logger = logging.getLogger(__name__)
 class RetrievalService:
     """Three-stage retrieval over the SQL functions."""
 
-    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, embedder: Embedder, settings: Settings, *, where: WhereBuilder | None = None
+    ) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
@@ -66,8 +72,30 @@ class RetrievalService:
         # What the candidates' RRF ranks came from: the answerability score re-fuses their leg ranks.
         self.fusion = Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight)
         self.params = HybridParams.from_settings(settings)
+        if where is None:
+            from backend.services.where import build_where_builder  # the service's own composition
+
+            where = build_where_builder(settings, db)
+        self.where = where
 
     def search(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+        """The request's filters plus what infer_filters reads in the query (WhereBuilder), then the three
+        stages; when inferred filters leave nothing, once more without them (relax)."""
+        question = clean_query(request.query)
+        infer = request.infer_filters and len(question) <= self.settings.max_query_chars
+        plan = self.where.plan(question, request.filters, infer=infer, identity=identity)
+        relax = self.settings.where_relax_enabled if request.relax is None else request.relax
+        where = WhereDiagnostics.from_plan(plan, infer=request.infer_filters, relax_enabled=relax)
+        scoped = dataclasses.replace(request, query=plan.query, filters=plan.effective or None)
+        result = self._search_once(scoped, identity=identity)
+        if plan.applied and relax and result.diagnostics.matched_count == 0:
+            unscoped = dataclasses.replace(request, query=question, filters=plan.user or None)
+            result = self._search_once(unscoped, identity=identity)
+            where.mark_relaxed(first_count=0)
+        result.diagnostics.where = where
+        return result
+
+    def _search_once(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
         """The three stages as `identity`: row-level security decides which chunks it can find."""
         s = self.settings
         query = clean_query(request.query)
@@ -102,6 +130,9 @@ class RetrievalService:
         t0 = time.perf_counter()
         top_k_min = min(s.rag_top_k_min, top_k_max)
         ranked = self.diversify(candidates)
+        if mode == "fulltext":
+            score_without_vectors(self.db, self.embedder, identity, query, ranked)
+        ranked, below = at_least(ranked, request.min_score)
         if request.dynamic:
             keep = self.dynamic_cut(ranked, top_k_min=top_k_min, top_k_max=top_k_max)
         else:
@@ -162,6 +193,10 @@ class RetrievalService:
             confidence=confidence,
             total_ms=round(sum(timings.values()), 3),
         )
+        diagnostics.matched_count = len(rows)
+        diagnostics.scores = score_diagnostics(candidates, request.min_score, below)
+        if not results:
+            diagnostics.empty_reason = "min_score" if below else "filter" if filters else "no_candidates"
         return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
 
     def rescore(
@@ -321,6 +356,7 @@ class RetrievalService:
                 url=r.get("url"),
                 provider=r.get("provider"),
                 fetched_at=r.get("fetched_at"),
+                score=chunk_score(r["similarity"]),
             )
             for r in rows
         ]

@@ -22,6 +22,11 @@ class SearchRequest:
     dynamic: bool = True
     filters: dict[str, Any] | None = None
     prefetch_k: int | None = None  # candidates asked of the database; None: max(rag_prefetch_k, top_k)
+    infer_filters: bool = (
+        False  # the WhereBuilder adds filters read in the query (backend.retrieval.where_builder)
+    )
+    relax: bool | None = None  # search again without inferred filters when they find nothing; None: setting
+    min_score: float | None = None  # results with a lower score are dropped (backend.retrieval.scoring)
 
 
 @dataclass
@@ -55,6 +60,8 @@ class ScoredChunk:
     url: str | None = None
     provider: str | None = None
     fetched_at: datetime | None = None
+    # The API's score in [0, 1]: (1 + cosine) / 2, whatever the mode or reranker (backend.retrieval.scoring).
+    score: float | None = None
 
     @property
     def heading(self) -> str:
@@ -74,6 +81,7 @@ class ScoredChunk:
             "rerank_score",
             "final_score",
             "seed_score",
+            "score",
         )
         why = {k: _round(getattr(self, k)) for k in keys}
         why["contributions"] = {k: _round(v) for k, v in self.contributions.items()}

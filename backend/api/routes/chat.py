@@ -29,6 +29,9 @@ async def chat(
     options = EvidenceOptions(
         mode=body.mode,
         filters=body.filters,
+        infer_filters=body.infer_filters,
+        relax=body.relax,
+        min_score=body.min_score,
         top_k=body.top_k,
         step_top_k=body.step_top_k,
         write_top_k=body.write_top_k,

@@ -16,7 +16,14 @@ router = APIRouter(prefix="/search", tags=["search"])
 @router.post("", response_model=SearchOut, summary="Hybrid prefetch -> rerank -> dynamic top-k")
 async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: SearchLimit) -> SearchOut:
     request = SearchRequest(
-        query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
+        query=body.query,
+        top_k=body.top_k,
+        mode=body.mode,
+        dynamic=body.dynamic,
+        filters=body.filters,
+        infer_filters=body.infer_filters,
+        relax=body.relax,
+        min_score=body.min_score,
     )
     beyond = await search_beyond(
         lambda: services.retrieval.search(request, identity=user),
@@ -35,6 +42,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
             heading=c.heading,
             content=c.content,
             metadata=c.metadata,
+            score=c.score,
             scores=c.why(),
         )
         for c in result.results
@@ -46,6 +54,8 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         results=hits,
         route=beyond.route,
         web=[WebHitOut.from_result(h) for h in beyond.hits],
+        applied_where=result.diagnostics.where.applied_where if result.diagnostics.where else {},
+        matched_count=result.diagnostics.matched_count,
         diagnostics=result.diagnostics,
         web_diagnostics=beyond.web,
     )

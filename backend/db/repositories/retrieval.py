@@ -91,15 +91,21 @@ def _call_function(conn: psycopg.Connection, function: str, args: dict[str, Any]
 
 
 def similarities(
-    conn: psycopg.Connection, *, chunk_ids: list[int], query_embedding: np.ndarray
+    conn: psycopg.Connection,
+    *,
+    chunk_ids: list[int],
+    query_embedding: np.ndarray,
+    embedding_model: str | None = None,
 ) -> dict[int, float]:
-    """Cosine of each chunk to a query vector (chunks of another dimension are left out)."""
+    """Cosine of each chunk to a query vector (chunks of another dimension, or embedded by another model
+    than `embedding_model` when given, are left out)."""
     if not chunk_ids:
         return {}
     rows = conn.execute(
         "select c.id, 1 - (c.embedding <=> %(q)s) from public.chunks c "
-        "where c.id = any(%(ids)s) and c.embedding_dims = vector_dims(%(q)s)",
-        {"q": query_embedding, "ids": chunk_ids},
+        "where c.id = any(%(ids)s) and c.embedding_dims = vector_dims(%(q)s) "
+        "and (%(model)s::text is null or c.embedding_model = %(model)s::text)",
+        {"q": query_embedding, "ids": chunk_ids, "model": embedding_model},
     ).fetchall()
     return {int(r[0]): float(r[1]) for r in rows}
 
