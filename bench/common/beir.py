@@ -27,14 +27,32 @@ class Dataset:
         return self.path / "corpus.jsonl"
 
 
+class DatasetsMissing(SystemExit):
+    """A benchmark needs development data that is not there: exits with a message naming the path."""
+
+
+LAYOUT = "<name>/corpus.jsonl, queries.jsonl and qrels.tsv (BEIR layout)"
+
+
 def dataset_names(root: Path = DATASETS_DIR) -> list[str]:
-    """Every folder under root that holds a BEIR corpus."""
-    return sorted(p.parent.name for p in root.glob("*/corpus.jsonl"))
+    """Every folder under root that holds a BEIR corpus; none is an error naming the folder."""
+    names = sorted(p.parent.name for p in root.glob("*/corpus.jsonl"))
+    if not names:
+        state = "does not exist" if not root.is_dir() else "holds no dataset"
+        raise DatasetsMissing(
+            f"development datasets: {root.resolve()} {state}; expected {LAYOUT} "
+            "(pass --datasets-dir where the benchmark has it)"
+        )
+    return names
 
 
 def load_dataset(name: str, root: Path = DATASETS_DIR, limit_queries: int | None = None) -> Dataset:
     """Queries and qrels of one BEIR folder; queries without a relevant document are skipped."""
     path = root / name
+    missing = [f for f in ("corpus.jsonl", "queries.jsonl", "qrels.tsv") if not (path / f).is_file()]
+    if missing:
+        lacks = ", ".join(missing)
+        raise DatasetsMissing(f"dataset {name}: {path.resolve()} lacks {lacks}; expected {LAYOUT}")
     qrels: dict[str, dict[str, int]] = {}
     with (path / "qrels.tsv").open(encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter="\t")
