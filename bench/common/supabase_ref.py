@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import psycopg
@@ -13,6 +14,8 @@ from backend.db.connection import connect
 from bench.common.db import scalar, timed
 
 SQL_FILE = Path(__file__).with_name("supabase_ref.sql")
+# hybrid_search: the guide as published; hybrid_search_indexed: its vector leg rewritten to use the index.
+GuideFunction = Literal["hybrid_search", "hybrid_search_indexed"]
 # The guide's functions resolve `documents` through the caller's search_path, as they would in a
 # Supabase project whose public schema held only the guide's table.
 SEARCH_PATH = "supabase_ref, extensions"
@@ -81,12 +84,12 @@ def search(
     query_embedding: np.ndarray,
     match_count: int,
     dims: int = 384,
+    function: GuideFunction = "hybrid_search",
 ) -> list[int]:
-    """Chunk ids, best first, exactly as the guide's function orders them."""
+    """Chunk ids, best first, exactly as the guide's function (or its indexed rewrite) orders them."""
     query = sql.SQL(
-        "select id from hybrid_search(query_text => %(q)s, query_embedding => %(e)s::vector({}), "
-        "match_count => %(n)s)"
-    ).format(sql.Literal(dims))
+        "select id from {}(query_text => %(q)s, query_embedding => %(e)s::vector({}), match_count => %(n)s)"
+    ).format(sql.Identifier(function), sql.Literal(dims))
     rows = conn.execute(query, {"q": query_text, "e": query_embedding, "n": match_count}).fetchall()
     return [r[0] for r in rows]
 

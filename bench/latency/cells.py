@@ -189,15 +189,23 @@ def sql_runner(
     return open_runner
 
 
-def supabase_runner(url: str, match_count: int, dims: int) -> RunnerFactory:
-    """The guide's hybrid_search on the raw question, as bench/common/supabase_ref.py calls it."""
+def supabase_runner(
+    url: str, match_count: int, dims: int, function: supabase_ref.GuideFunction = "hybrid_search"
+) -> RunnerFactory:
+    """The guide's hybrid_search (or its indexed rewrite) on the raw question, as
+    bench/common/supabase_ref.py calls it."""
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:
         conn = supabase_ref.open_connection(url)
 
         def run(q: Query) -> Any:
             return supabase_ref.search(
-                conn, query_text=q.text, query_embedding=q.vector, match_count=match_count, dims=dims
+                conn,
+                query_text=q.text,
+                query_embedding=q.vector,
+                match_count=match_count,
+                dims=dims,
+                function=function,
             )
 
         return run, conn.close

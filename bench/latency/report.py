@@ -66,7 +66,7 @@ def verdicts(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         met = http["p95_ms"] <= TARGETS["search_http_p95_ms"]
         rows.append(verdict("POST /search p95, c=1", http["p95_ms"], " ms", "<= 60 ms", met))
     for r in ratios(report):
-        if r["filter"] is None and r["case"] != "supabase_ref" and r["ratio_8"] is not None:
+        if r["filter"] is None and not r["case"].startswith("supabase_ref") and r["ratio_8"] is not None:
             met = r["ratio_8"] >= TARGETS["qps_ratio_8_vs_1"]
             rows.append(verdict(f"{r['case']} QPS(8)/QPS(1)", r["ratio_8"], "", ">= 1.7", met))
     return rows
@@ -200,20 +200,31 @@ def rls_section(report: dict[str, Any]) -> list[str]:
 
 
 def supabase_section(report: dict[str, Any]) -> list[str]:
-    ref, ours = cell(report, "supabase_ref", False, 1), cell(report, "hybrid_search", False, 1)
-    if not ref or not ours:
+    ours = cell(report, "hybrid_search", False, 1)
+    guides = [(name, c) for name, case in GUIDES if (c := cell(report, case, False, 1))]
+    if not ours or not guides:
         return []
+    metrics = (("p50 ms", "p50_ms"), ("p95 ms", "p95_ms"), ("p99 ms", "p99_ms"), ("QPS", "qps"))
     rows = [
-        (m, ours[k], ref[k], round(ours[k] / ref[k], 2) if ref[k] else "")
-        for m, k in (("p50 ms", "p50_ms"), ("p95 ms", "p95_ms"), ("p99 ms", "p99_ms"), ("QPS", "qps"))
+        (m, ours[k], *(x for _, c in guides for x in (c[k], round(ours[k] / c[k], 2) if c[k] else "")))
+        for m, k in metrics
     ]
+    headers = ["", "ours", *(h for name, _ in guides for h in (name, f"ours / {name}"))]
     return [
         "## Against the Supabase guide's hybrid_search (concurrency 1, no filter)",
         "Same rows and vectors in schema supabase_ref (english tsvector of title + content, HNSW "
         "vector_ip_ops), called with the raw question and match_count 15 as "
-        "bench/common/supabase_ref.py does.",
-        markdown_table(["", "ours", "guide", "ours / guide"], rows),
+        "bench/common/supabase_ref.py does. **guide**: the function as published; its vector leg numbers "
+        "every row with row_number() over (order by embedding <#> q), which no index serves (Seq Scan + "
+        "Sort of the whole table on every call). **guide, indexed**: the same function with that leg "
+        "rewritten to `order by … limit` so its HNSW index answers it, warmed like ours. The guide's "
+        "full-text leg (english config, websearch_to_tsquery on the unsegmented question) matches "
+        "nothing for a Chinese question: a run of Han characters is one lexeme.",
+        markdown_table(headers, rows),
     ]
+
+
+GUIDES = (("guide", "supabase_ref"), ("guide, indexed", "supabase_ref_indexed"))
 
 
 def embedding_section(report: dict[str, Any]) -> list[str]:
