@@ -52,6 +52,7 @@ class EvidenceOptions:
     top_k: int | None = None
     step_top_k: int | None = None
     write_top_k: int | None = None
+    reranker: str | None = None  # None: RERANK_DEFAULT
 
     def budget(self, settings: Settings) -> EvidenceBudget:
         """The budget these options give, or a 422 naming the option that breaks a limit."""
@@ -143,6 +144,7 @@ def main_search(
             dynamic=False,
             mode=options.mode,
             filters=options.filters,
+            reranker=options.reranker,
         ),
         identity=identity,
     )
@@ -245,7 +247,12 @@ def _fused(
         queries, method, gap_top_k = generated.queries, generated.method, max(5, budget.step_k // 2)
         for query in queries:
             request = SearchRequest(
-                query=query, top_k=gap_top_k, dynamic=False, mode=options.mode, filters=options.filters
+                query=query,
+                top_k=gap_top_k,
+                dynamic=False,
+                mode=options.mode,
+                filters=options.filters,
+                reranker=options.reranker,
             )
             try:
                 gap_pool.extend(retrieval.search(request, identity=identity).results)

@@ -9,6 +9,7 @@ from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
 from backend.services.retrieval import SearchRequest, log_search_done
 from backend.services.web_evidence import search_beyond
+from backend.telemetry.observe import observe_search
 
 router = APIRouter(prefix="/search", tags=["search"])
 
@@ -16,7 +17,12 @@ router = APIRouter(prefix="/search", tags=["search"])
 @router.post("", response_model=SearchOut, summary="Hybrid prefetch -> rerank -> dynamic top-k")
 async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: SearchLimit) -> SearchOut:
     request = SearchRequest(
-        query=body.query, top_k=body.top_k, mode=body.mode, dynamic=body.dynamic, filters=body.filters
+        query=body.query,
+        top_k=body.top_k,
+        mode=body.mode,
+        dynamic=body.dynamic,
+        filters=body.filters,
+        reranker=body.reranker,
     )
     beyond = await search_beyond(
         lambda: services.retrieval.search(request, identity=user),
@@ -40,6 +46,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         for c in result.results
     ]
     log_search_done(result)
+    observe_search(services.metrics, result, beyond.web)
     return SearchOut(
         query=result.query,
         mode=result.mode,
