@@ -3,7 +3,8 @@
 (Latin) it contains - a deterministic stand-in for a cross-encoder. Nothing here touches the internet.
 
 Behaviours (`server.behaviour = RerankBehaviour(...)`): latency, an HTTP status instead of results, a
-malformed body, a hang longer than any client timeout, inverted scores (a model that disagrees). Every request is recorded.
+malformed body, a hang longer than any client timeout, inverted scores (a model that disagrees).
+Every request is recorded.
 
     python -m backend.testing.fake_rerank --port 8202
 """
