@@ -1,9 +1,11 @@
-"""A local fake of Gemini's REST API (generateContent / streamGenerateContent) for provider tests."""
+"""A local fake of Gemini's REST API (generateContent / streamGenerateContent, countTokens) for provider
+tests. countTokens answers on its own (one token per character by default), never from the queue."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,6 +19,10 @@ class FakeGemini:
         self.url = ""
         self.replies: list[tuple[int, str, str]] = []
         self.requests: list[tuple[str, dict, dict]] = []
+        self.count_requests: list[str] = []  # the texts countTokens was asked about
+        self.count_tokens: Callable[[str], int] = len
+        self.count_status = 200  # another status: countTokens fails
+        self.count_delay_s = 0.0
 
     def reply_text(self, text: str) -> None:
         self.replies.append((200, json.dumps(_response(text)), "application/json"))
@@ -43,12 +49,24 @@ def _response(text: str) -> dict:
     return {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]}
 
 
+def _count(fake: FakeGemini, body: Any) -> tuple[int, bytes, str]:
+    text = "".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
+    fake.count_requests.append(text)
+    time.sleep(fake.count_delay_s)
+    if fake.count_status != 200:
+        error = {"error": {"code": fake.count_status, "message": "count failed", "status": "UNAVAILABLE"}}
+        return fake.count_status, json.dumps(error).encode(), "application/json"
+    return 200, json.dumps({"totalTokens": fake.count_tokens(text)}).encode(), "application/json"
+
+
 @contextmanager
 def running_fake_gemini() -> Iterator[FakeGemini]:
     """A FakeGemini serving on 127.0.0.1 (the `fake_gemini` fixture of conftest)."""
     fake = FakeGemini()
 
     def respond(path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
+        if path.split("?")[0].endswith(":countTokens"):
+            return _count(fake, body)
         fake.requests.append((path, body, headers))
         status, payload, content_type = fake.replies.pop(0)
         return status, payload.encode(), content_type
