@@ -117,6 +117,38 @@ class Settings(BaseSettings):
         le=1000,
         description="Most results a caller may ask of one search; also bounds the chat budgets below.",
     )
+    # The reranker that orders the candidates after the policy scored them (backend/rerank): the
+    # heuristic policy itself, or a cross-encoder behind a Jina/Cohere-style HTTP rerank API.
+    rerank_default: Literal["heuristic", "jina", "cohere"] = Field(
+        default="heuristic",
+        description="The reranker of requests that name none; jina/cohere need RERANK_PROVIDER to match.",
+    )
+    rerank_provider: Literal["jina", "cohere"] | None = Field(
+        default=None,
+        description="The model reranker a request may choose (reranker=jina|cohere).",
+    )
+    rerank_api_key: SecretStr | None = Field(default=None, description="Bearer key of the rerank API.")
+    rerank_base_url: str = Field(
+        default="",
+        description="Empty: the provider's API (https://api.jina.ai, https://api.cohere.com). Any server "
+        "with the same API works, e.g. a self-hosted vLLM or Infinity serving BAAI/bge-reranker.",
+    )
+    rerank_model: str = Field(
+        default="", description="Empty: jina-reranker-v2-base-multilingual (jina), rerank-v3.5 (cohere)."
+    )
+    rerank_top_n: int = Field(
+        default=20, ge=1, le=1000, description="The model scores the policy's best N candidates (top_n)."
+    )
+    rerank_timeout_s: float = Field(
+        default=5.0, gt=0, description="Past this the heuristic order is kept (the diagnostics say so)."
+    )
+    rerank_drop_ratio: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="The dynamic cut on model scores: keep results scored >= best x this.",
+    )
+    rerank_max_doc_chars: int = Field(default=4000, ge=100, description="Longest text sent per candidate.")
 
     # --- WhereBuilder: filters inferred from the question (issue 15; seed retrieval-layer.md) ----
     where_builder: Literal["auto", "rules", "gemini"] = Field(
@@ -220,7 +252,34 @@ class Settings(BaseSettings):
     gemini_chat_model: str = "gemini-2.5-flash"
     llm_timeout_s: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=3, ge=0)
-    context_max_tokens: int = Field(default=3000, ge=100)
+    context_max_tokens: int = Field(
+        default=6000,
+        ge=100,
+        description="Tokens one answer may use in all: instructions, history, question, sources and the "
+        "reply reserve. Sources get what is left (docs/context-budget.md).",
+    )
+    context_reply_tokens: int = Field(default=1024, ge=0, description="Room kept free for the reply.")
+    context_token_counter: Literal["auto", "gemini", "estimate"] = Field(
+        default="auto",
+        description="auto: Gemini's count-tokens API when the LLM is Gemini, else the calibrated estimate.",
+    )
+    context_count_timeout_s: float = Field(
+        default=2.0, gt=0, description="Longest wait for token counts; the rest is estimated."
+    )
+    context_count_cache_size: int = Field(default=4096, ge=0, description="Counted texts remembered.")
+    context_estimate_margin: float = Field(
+        default=1.1,
+        ge=1.0,
+        le=3.0,
+        description="The estimate is multiplied by this (1.1: 95% of texts are not under-counted).",
+    )
+    context_near_duplicate_threshold: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="A source whose MinHash similarity (or containment) with a better one reaches this "
+        "is dropped from the context.",
+    )
     chat_history_turns: int = Field(default=6, ge=0)
     # A retrieved chunk is evidence for chat when it shares this share of the query's significant terms,
     # or when its cosine reaches chat_min_similarity (model-dependent; e5 cosines sit high).
@@ -354,6 +413,19 @@ class Settings(BaseSettings):
     rate_limit_research_per_minute: int = Field(default=6, ge=0)
     rate_limit_ingest_per_minute: int = Field(default=60, ge=0)
 
+    # --- telemetry (docs/telemetry.md) ------------------------------------------------------------
+    metrics_enabled: bool = Field(
+        default=True,
+        description="Serve Prometheus metrics at GET /metrics (no sign-in, like /health: restrict it at "
+        "the network or turn it off).",
+    )
+    embedding_warm_up: bool = Field(
+        default=True, description="Load the local embedding model at start-up instead of on first use."
+    )
+    query_embedding_cache_size: int = Field(
+        default=512, ge=0, le=1_000_000, description="Query vectors kept in memory (LRU); 0: no cache."
+    )
+
     # --- server ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -380,6 +452,7 @@ class Settings(BaseSettings):
             problems.append("db_pool_min_size must not exceed db_pool_max_size")
         problems.extend(self._budget_problems())
         problems.extend(self._auth_problems())
+        problems.extend(self._rerank_problems())
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -436,6 +509,25 @@ class Settings(BaseSettings):
             if url and not url.startswith(("http://", "https://")):
                 raise ValueError(f"{name.upper()} must be an http(s) URL, got {url!r}")
         return self
+
+    def _rerank_problems(self) -> list[str]:
+        problems: list[str] = []
+        if self.rerank_default != "heuristic" and self.rerank_default != self.rerank_provider:
+            problems.append(
+                f"RERANK_DEFAULT={self.rerank_default} needs RERANK_PROVIDER={self.rerank_default} "
+                "(and its RERANK_API_KEY)"
+            )
+        if self.rerank_provider and not self.rerank_base_url.strip() and not self.rerank_key:
+            problems.append(f"RERANK_PROVIDER={self.rerank_provider} needs RERANK_API_KEY")
+        url = self.rerank_base_url.strip()
+        if url and not url.startswith(("http://", "https://")):
+            problems.append(f"RERANK_BASE_URL must be an http(s) URL, got {url!r}")
+        return problems
+
+    @property
+    def rerank_key(self) -> str:
+        """The rerank API key, blank when unset (sent in a header only, never logged)."""
+        return self.rerank_api_key.get_secret_value().strip() if self.rerank_api_key else ""
 
     def _auth_problems(self) -> list[str]:
         problems: list[str] = []

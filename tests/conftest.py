@@ -196,3 +196,15 @@ def web_settings(fake_web):
 
 # A pgbouncer in transaction pooling mode: the `pgbouncer` fixture (tests/pgbouncer.py).
 pytest_plugins = ["tests.pgbouncer"]
+
+
+# --- the fake rerank API (backend/testing/fake_rerank.py) ---------------------------------------------
+
+
+@pytest.fixture
+def fake_rerank():
+    """A fake Jina/Cohere rerank API on 127.0.0.1 that records its requests."""
+    from backend.testing.fake_rerank import FakeRerankServer
+
+    with FakeRerankServer() as server:
+        yield server

@@ -1,10 +1,11 @@
-"""A local fake of Gemini's REST API (generateContent / streamGenerateContent) for provider tests."""
+"""A local fake of Gemini's REST API (generateContent / streamGenerateContent, countTokens) for provider
+tests. countTokens answers on its own (one token per character by default), never from the queue."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +21,10 @@ class FakeGemini:
         self.replies: list[tuple[int, str, str]] = []
         self.requests: list[tuple[str, dict, dict]] = []
         self.delays: dict[int, float] = {}  # reply index -> seconds to wait before sending it
+        self.count_requests: list[str] = []  # the texts countTokens was asked about
+        self.count_tokens: Callable[[str], int] = len
+        self.count_status = 200  # another status: countTokens fails
+        self.count_delay_s = 0.0
 
     def reply_text(self, text: str, *, total_tokens: int | None = None) -> None:
         body = json.dumps(gemini_response(text, total_tokens=total_tokens), ensure_ascii=False)
@@ -45,7 +50,10 @@ class FakeGemini:
         self.replies.append((code, json.dumps(body), "application/json"))
 
     def respond(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, bytes, str]:
-        """The fake_http.serve responder: record the request, send the next queued reply."""
+        """The fake_http.serve responder: record the request, send the next queued reply (countTokens
+        requests are answered from count_tokens and recorded apart)."""
+        if path.split("?")[0].endswith(":countTokens"):
+            return _count(self, body)
         self.requests.append((path, body, headers))
         delay = self.delays.pop(len(self.requests) - 1, 0.0)
         if delay:
@@ -70,6 +78,16 @@ def stream_body(*texts: str, finish: str = "STOP", total_tokens: int | None = No
     if total_tokens is not None:
         chunks[-1]["usageMetadata"] = {"totalTokenCount": total_tokens}
     return "".join(f"data: {json.dumps(c, ensure_ascii=False)}\r\n\r\n" for c in chunks)
+
+
+def _count(fake: FakeGemini, body: Any) -> tuple[int, bytes, str]:
+    text = "".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
+    fake.count_requests.append(text)
+    time.sleep(fake.count_delay_s)
+    if fake.count_status != 200:
+        error = {"error": {"code": fake.count_status, "message": "count failed", "status": "UNAVAILABLE"}}
+        return fake.count_status, json.dumps(error).encode(), "application/json"
+    return 200, json.dumps({"totalTokens": fake.count_tokens(text)}).encode(), "application/json"
 
 
 @contextmanager

@@ -15,9 +15,11 @@ from backend.api.limits import RateLimiter
 from backend.api.middleware import BodySizeLimit, RequestId
 from backend.api.page import install_page
 from backend.api.request_context import REQUEST_ID_HEADER
-from backend.api.routes import chat, client, conversations, documents, research, search
+from backend.api.routes import chat, client, conversations, documents, metrics, research, search
 from backend.config import Settings, get_settings
+from backend.embeddings.query_cache import warm_up
 from backend.services.container import Services, build_services
+from backend.telemetry import RequestMetrics
 
 DESCRIPTION = """
 Postgres-native RAG: documents are chunked, segmented with jieba and embedded into PostgreSQL +
@@ -42,6 +44,8 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
             app.state.services = await asyncio.to_thread(build_services, resolved)
         # Announces the auth mode, fetches the signing keys (a failure is logged; requests retry).
         await asyncio.to_thread(app.state.services.authenticator.prepare)
+        if resolved.embedding_warm_up:  # the first search must not pay for loading the local model
+            await asyncio.to_thread(warm_up, app.state.services.embedder, app.state.services.metrics)
         try:
             yield
         finally:
@@ -72,10 +76,13 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
             max_age=600,
         )
     app.add_middleware(RequestId)
+    app.add_middleware(RequestMetrics)  # outermost: times everything, 413s and preflights included
 
     for module in (documents, search, chat, research, conversations, client):
         app.include_router(module.router)
     install_page(app, resolved)
+    if resolved.metrics_enabled:
+        app.include_router(metrics.router)
 
     @app.get("/health", tags=["health"], summary="Liveness and database check")
     def health(request: Request) -> dict[str, str]:

@@ -10,6 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics, WebDiagnostics
 
+RerankerName = Literal["heuristic", "jina", "cohere"]
+RERANKER_DESCRIPTION = (
+    "What orders the candidates: heuristic (the rerank policy, default: RERANK_DEFAULT) or the model "
+    "reranker configured by RERANK_PROVIDER (jina or cohere); one that is not configured is a 422. A "
+    "model reranker that fails or times out leaves the heuristic order (diagnostics.reranker says so)."
+)
 MAX_OFFSET = 1_000_000_000  # pagination offsets beyond this are nonsense (and PostgreSQL's bigint has an end)
 
 INFER_FILTERS_DESCRIPTION = (
@@ -136,6 +142,7 @@ class SearchIn(BaseModel):
     infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
     relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
     min_score: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_SCORE_DESCRIPTION)
+    reranker: RerankerName | None = Field(default=None, description=RERANKER_DESCRIPTION)
 
 
 class SearchHit(BaseModel):
@@ -241,6 +248,7 @@ class ChatIn(BaseModel):
     top_k: int | None = Field(default=None, ge=1, description="retrieval budget (LOCAL_TOP_K)")
     step_top_k: int | None = Field(default=None, ge=1, description="most evidence chunks kept (STEP_TOP_K)")
     write_top_k: int | None = Field(default=None, ge=1, description="evidence the model sees (WRITE_TOP_K)")
+    reranker: RerankerName | None = Field(default=None, description=RERANKER_DESCRIPTION)
 
 
 class SourceOut(BaseModel):

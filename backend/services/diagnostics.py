@@ -116,6 +116,22 @@ class ConfidenceOut(_Diag):
     top_parents: list[ParentConfidenceOut]
 
 
+class RerankerOut(_Diag):
+    """Which reranker ordered the results (backend/rerank) and whether it had to fall back."""
+
+    requested: str = Field(description="the request's reranker, else RERANK_DEFAULT")
+    used: str = Field(description="the reranker whose order stands: heuristic after a fallback")
+    model: str | None = Field(description="the model that scored; null for the heuristic policy")
+    top_n: int | None = Field(description="candidates the model was asked to score; null: heuristic")
+    scored: int = Field(description="candidates the reranker scored")
+    ms: float = Field(description="wall time of the reranker call")
+    fallback: bool = Field(description="the model reranker failed: the heuristic order was kept")
+    fallback_reason: str | None = Field(
+        description="timeout, connection, http_error or bad_response; null without a fallback"
+    )
+    error: str | None = Field(default=None, description="the failure, as the provider reported it")
+
+
 class SearchDiagnostics(_Diag):
     query: str = Field(description="the query after cleaning (NFKC, whitespace)")
     query_terms: list[str] = Field(description="significant terms after segmentation and stopwords")
@@ -145,6 +161,7 @@ class SearchDiagnostics(_Diag):
         "question), filter (nothing matched inside the applied filter), min_score (every candidate "
         "scored below min_score)",
     )
+    reranker: RerankerOut | None = Field(default=None, description="the reranker that ordered the results")
 
 
 # --- /chat --------------------------------------------------------------------------------------
@@ -241,14 +258,49 @@ class ConfidenceSummary(_Diag):
     score_ratio: float | None = Field(description="runner-up document score / best score")
 
 
+DropReason = Literal["duplicate", "near_duplicate", "budget"]
+
+
+class ContextDropOut(_Diag):
+    """An evidence chunk that did not enter the model's context, and why."""
+
+    chunk_id: int
+    title: str
+    reason: DropReason = Field(
+        description="duplicate (same text as a better source), near_duplicate (MinHash similarity or "
+        "containment >= CONTEXT_NEAR_DUPLICATE_THRESHOLD), budget (no room left)"
+    )
+    tokens: int | None = Field(default=None, description="what it would have cost (budget drops)")
+    duplicate_of: int | None = Field(default=None, description="the kept chunk it repeats")
+    similarity: float | None = Field(default=None, description="estimated similarity to that chunk")
+
+
 class ContextDiagnostics(_Diag):
     sources: int = Field(description="sources in the model's context, numbered [1..sources]")
     extra_sources: int = Field(description="further evidence numbered after them (citable, not shown)")
-    used_tokens: int
-    budget_tokens: int
+    used_tokens: int = Field(description="tokens of the sources in the context")
+    budget_tokens: int = Field(description="CONTEXT_MAX_TOKENS: prompt, sources and reply together")
     dropped_duplicates: int
     truncated: int = Field(description="sources shortened to fit the token budget")
     dropped_for_budget: int
+    reply_reserve_tokens: int = Field(default=0, description="CONTEXT_REPLY_TOKENS kept for the answer")
+    prompt_tokens: int = Field(default=0, description="instructions, history and question, as counted")
+    available_tokens: int = Field(
+        default=0, description="room for sources: budget - reply reserve - prompt (may be < 0)"
+    )
+    dropped_near_duplicates: int = 0
+    counter: Literal["gemini", "estimate"] = Field(
+        default="estimate",
+        description="gemini: the model's count-tokens API; estimate: the calibrated character estimate",
+    )
+    counted: dict[str, int] = Field(
+        default_factory=dict, description="texts counted by the API, from its cache, or estimated"
+    )
+    counter_error: str | None = Field(
+        default=None, description="why texts were estimated although the API counter is configured"
+    )
+    dropped: list[ContextDropOut] = Field(default_factory=list, description="what was left out, and why")
+    ms: float = 0.0
 
 
 class CitationDiagnostics(_Diag):

@@ -55,6 +55,7 @@ class EvidenceOptions:
     top_k: int | None = None
     step_top_k: int | None = None
     write_top_k: int | None = None
+    reranker: str | None = None  # None: RERANK_DEFAULT
 
     def budget(self, settings: Settings) -> EvidenceBudget:
         """The budget these options give, or a 422 naming the option that breaks a limit."""
@@ -149,6 +150,7 @@ def main_search(
             infer_filters=options.infer_filters,
             relax=options.relax,
             min_score=options.min_score,
+            reranker=options.reranker,
         ),
         identity=identity,
     )
@@ -258,6 +260,7 @@ def _fused(
                 mode=options.mode,
                 filters=_applied_where(search, options),
                 min_score=options.min_score,
+                reranker=options.reranker,
             )
             try:
                 gap_pool.extend(retrieval.search(request, identity=identity).results)

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,9 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
+from backend.embeddings.query_cache import QueryEmbeddings
 from backend.errors import InvalidInput
+from backend.rerank import HeuristicReranker, Reranker
 from backend.retrieval.filters import to_containment
 from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
@@ -34,9 +36,11 @@ from backend.services.diagnostics import (
     SearchStages,
     StageOut,
 )
+from backend.services.reranking import apply_reranker, choose_reranker, restore_policy_order
 from backend.services.result_scores import at_least, score_diagnostics, score_without_vectors
 from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
 from backend.services.where_diagnostics import WhereDiagnostics
+from backend.telemetry import Metrics
 from backend.text import clean_query, query_terms
 
 __all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
@@ -48,11 +52,23 @@ class RetrievalService:
     """Three-stage retrieval over the SQL functions."""
 
     def __init__(
-        self, db: Database, embedder: Embedder, settings: Settings, *, where: WhereBuilder | None = None
+        self,
+        db: Database,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        rerankers: Mapping[str, Reranker] | None = None,
+        metrics: Metrics | None = None,
+        where: WhereBuilder | None = None,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
+        self.metrics = metrics or Metrics()
+        self.rerankers: Mapping[str, Reranker] = rerankers or {"heuristic": HeuristicReranker()}
+        self.query_embeddings = QueryEmbeddings(
+            embedder, self.metrics, size=settings.query_embedding_cache_size
+        )
         self.seed_policy = load_rerank_policy("v1")  # the shipped seed formula (see seed_score)
         self.rerank_policy = load_rerank_policy(
             settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
@@ -107,13 +123,14 @@ class RetrievalService:
         if not 1 <= top_k_max <= s.search_max_top_k:
             raise InvalidInput(f"top_k must be between 1 and {s.search_max_top_k} (SEARCH_MAX_TOP_K)")
         filters = to_containment(request.filters, s.metadata_whitelist)
+        reranker = choose_reranker(self.rerankers, request.reranker, s.rerank_default)
         terms = query_terms(query)
         mode = self._mode(request.mode, terms)
         params = self.params.for_mode(mode)
         timings: dict[str, float] = {}
 
         t0 = time.perf_counter()
-        embedding = self.embedder.embed_query(query) if mode != "fulltext" else None
+        embedding = self.query_embeddings.embed(query) if mode != "fulltext" else None
         timings["embed_ms"] = _ms(t0)
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)
@@ -122,9 +139,13 @@ class RetrievalService:
             identity, mode, " ".join(terms), embedding, prefetch_k, filters, params
         )
         timings["prefetch_ms"] = _ms(t0)
+        self.metrics.observe_stage("sql", timings["prefetch_ms"] / 1000)
 
         t0 = time.perf_counter()
         candidates = self._rerank(rows, query, terms, _idfs(term_stats), mode)
+        candidates, rerank_out = apply_reranker(
+            reranker, query, candidates, top_n=s.rerank_top_n, metrics=self.metrics
+        )
         timings["rerank_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
@@ -166,7 +187,7 @@ class RetrievalService:
                 top_k_min=top_k_min,
                 top_k_max=top_k_max,
                 dynamic=request.dynamic,
-                drop_ratio=self.drop_ratio,
+                drop_ratio=self._drop_ratio_for(candidates),
                 per_doc_cap=s.rag_per_doc_cap,
                 min_similarity=params.min_similarity if mode == "vector" else None,
                 rrf_k=params.rrf_k,
@@ -192,12 +213,15 @@ class RetrievalService:
             ),
             confidence=confidence,
             total_ms=round(sum(timings.values()), 3),
+            reranker=rerank_out,
         )
         diagnostics.matched_count = len(rows)
         diagnostics.scores = score_diagnostics(candidates, request.min_score, below)
         if not results:
             diagnostics.empty_reason = "min_score" if below else "filter" if filters else "no_candidates"
-        return SearchResult(query, mode, results, candidates, diagnostics, confidence, embedding, term_stats)
+        return SearchResult(
+            query, mode, results, candidates, diagnostics, confidence, embedding, term_stats, rerank_out.used
+        )
 
     def rescore(
         self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
@@ -223,6 +247,18 @@ class RetrievalService:
         rows = [_as_row(c, similarity=cosines.get(c.chunk_id)) for c in foreign]
         terms = search.diagnostics.query_terms
         scored = self._rerank(rows, search.query, terms, _idfs(search.term_stats), search.mode)
+        if search.reranker != "heuristic" and scored:
+            # The question's own chunks carry model scores: the others are scored by the same model (a
+            # cross-encoder's score is absolute per query and text), or, if it fails now, every chunk
+            # goes back to the policy's scores so that one scale orders them all.
+            model = self.rerankers[search.reranker]
+            scored, out = apply_reranker(model, search.query, scored, top_n=len(scored), metrics=self.metrics)
+            if out.fallback:
+                own = {k: dataclasses.replace(c) for k, c in own.items()}
+                restore_policy_order(list(own.values()))
+            else:
+                rescored = {c.chunk_id: c for c in scored}
+                return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
         if self.rerank_policy.output != "softmax":
             rescored = {c.chunk_id: c for c in scored}
             return [own.get(c.chunk_id) or rescored[c.chunk_id] for c in chunks]
@@ -304,13 +340,18 @@ class RetrievalService:
         """The dynamic cut's ratio: RAG_SIMILARITY_DROP_RATIO, else the rerank policy's calibrated one."""
         return self.settings.rag_similarity_drop_ratio or self.rerank_policy.drop_ratio
 
+    def _drop_ratio_for(self, ranked: Sequence[ScoredChunk]) -> float:
+        """Model relevance scores have their own scale, so their cut has its own ratio."""
+        model_scored = bool(ranked) and ranked[0].scored_by != "heuristic"
+        return self.settings.rerank_drop_ratio if model_scored else self.drop_ratio
+
     def dynamic_cut(self, ranked: Sequence[ScoredChunk], *, top_k_min: int, top_k_max: int) -> int:
         """Stage 3: how many of `ranked` to keep (results at least drop_ratio as good as the best)."""
         return dynamic_top_k(
             [c.final_score for c in ranked],
             top_k_min=top_k_min,
             top_k_max=top_k_max,
-            drop_ratio=self.drop_ratio,
+            drop_ratio=self._drop_ratio_for(ranked),
         )
 
     def diversify(self, ranked: list[ScoredChunk]) -> list[ScoredChunk]:

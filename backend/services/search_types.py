@@ -27,6 +27,7 @@ class SearchRequest:
     )
     relax: bool | None = None  # search again without inferred filters when they find nothing; None: setting
     min_score: float | None = None  # results with a lower score are dropped (backend.retrieval.scoring)
+    reranker: str | None = None  # "heuristic" or the configured model reranker; None: RERANK_DEFAULT
 
 
 @dataclass
@@ -54,6 +55,11 @@ class ScoredChunk:
     # The seed formula's absolute score (rerank_v1), whatever the policy: the scale the confidence
     # policies were calibrated on (a softmax share says how dominant a chunk is, not how relevant).
     seed_score: float = 0.0
+    # A model reranker (backend/rerank) replaces final_score with its relevance score (0 for candidates
+    # beyond its top_n); policy_score keeps the policy's final score for the fallback order.
+    policy_score: float | None = None
+    model_score: float | None = None
+    scored_by: str = "heuristic"
     # Web evidence (backend/services/web_evidence.py) is scored and fused like a chunk; it has no row
     # in chunks (its chunk_id is negative, unique within one request) and cites its page instead.
     kind: Literal["local", "web"] = "local"
@@ -82,6 +88,8 @@ class ScoredChunk:
             "final_score",
             "seed_score",
             "score",
+            "model_score",
+            "scored_by",
         )
         why = {k: _round(getattr(self, k)) for k in keys}
         why["contributions"] = {k: _round(v) for k, v in self.contributions.items()}
@@ -98,6 +106,7 @@ class SearchResult:
     confidence: dict[str, Any]  # overall-score-confidence.md, section 10
     embedding: np.ndarray | None = None  # the query vector (None in full-text mode)
     term_stats: dict[str, tuple[int, float]] = field(default_factory=dict)  # term -> (df, idf)
+    reranker: str = "heuristic"  # the reranker whose order stands (heuristic after a fallback)
 
 
 def _round(v: Any) -> Any:

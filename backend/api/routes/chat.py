@@ -35,6 +35,7 @@ async def chat(
         top_k=body.top_k,
         step_top_k=body.step_top_k,
         write_top_k=body.write_top_k,
+        reranker=body.reranker,
     )
     request = ChatRequest(
         message=body.message, conversation_id=body.conversation_id, options=options, web=body.web

@@ -9,6 +9,7 @@ from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
 from backend.services.retrieval import SearchRequest, log_search_done
 from backend.services.web_evidence import search_beyond
+from backend.telemetry.observe import observe_search
 
 router = APIRouter(prefix="/search", tags=["search"])
 
@@ -24,6 +25,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         infer_filters=body.infer_filters,
         relax=body.relax,
         min_score=body.min_score,
+        reranker=body.reranker,
     )
     beyond = await search_beyond(
         lambda: services.retrieval.search(request, identity=user),
@@ -48,6 +50,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         for c in result.results
     ]
     log_search_done(result)
+    observe_search(services.metrics, result, beyond.web)
     return SearchOut(
         query=result.query,
         mode=result.mode,
