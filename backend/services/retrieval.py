@@ -20,7 +20,7 @@ from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
 from backend.errors import InvalidInput
-from backend.retrieval.filters import to_containment
+from backend.retrieval.filters import compile_filter
 from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
@@ -78,7 +78,7 @@ class RetrievalService:
         top_k_max = request.top_k or s.rag_top_k_max
         if not 1 <= top_k_max <= s.search_max_top_k:
             raise InvalidInput(f"top_k must be between 1 and {s.search_max_top_k} (SEARCH_MAX_TOP_K)")
-        filters = to_containment(request.filters, s.metadata_whitelist)
+        filters = compile_filter(request.filters, s.metadata_whitelist)
         terms = query_terms(query)
         mode = self._mode(request.mode, terms)
         params = self.params.for_mode(mode)
