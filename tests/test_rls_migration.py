@@ -180,7 +180,8 @@ def _plan(conn: psycopg.Connection, row_security: bool, vector: np.ndarray) -> s
     literal = "'[" + ",".join(f"{x:.6f}" for x in vector) + "]'"
     rows = conn.execute(
         f"explain (costs off) execute leg_plan ({literal}, or_tsquery('编号77'), 40, '{{}}', 1, 1, "
-        "true, true, null, 60, 10, array[or_tsquery('编号77')], array[5.0], 0.5, 6.0, null, null, '{}', false)"
+        "true, true, null, 60, 10, array[or_tsquery('编号77')], array[5.0], 0.5, 6.0, "
+        "null, null, '{}', false)"
     ).fetchall()
     conn.execute("deallocate leg_plan")
     return "\n".join(r[0] for r in rows)

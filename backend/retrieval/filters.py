@@ -103,7 +103,7 @@ class _Compiler:
         kind = FIELD_TYPES.get(name, "any")
         if isinstance(spec, dict):
             if not spec:
-                raise InvalidInput(f"filter {name!r}: give an operator, e.g. {{\"$eq\": ...}}")
+                raise InvalidInput(f'filter {name!r}: give an operator, e.g. {{"$eq": ...}}')
             ops = spec
         elif isinstance(spec, list):
             ops = {"$contains": spec}
@@ -172,7 +172,8 @@ def _date_condition(name: str, op: str, operand: Any) -> Node:
     if end is None:
         return {name: {op: start}}
     # A day: after it means from the next midnight, up to it means before the next midnight.
-    bound, strict = {"$gt": (end, "$gte"), "$gte": (start, "$gte"), "$lt": (start, "$lt"), "$lte": (end, "$lt")}[op]
+    day_bounds = {"$gt": ("$gte", end), "$gte": ("$gte", start), "$lt": ("$lt", start), "$lte": ("$lt", end)}
+    strict, bound = day_bounds[op]
     return {name: {strict: bound}}
 
 
