@@ -47,6 +47,8 @@
 --                          both of the two rarest terms. It bounds the rows the leg scores on large
 --                          corpora (bench/latency) and changes nothing on small ones.
 --
+-- scope_count (every row): how many chunks the scope admitted when it was ranked exactly; null when
+-- the call walked HNSW (no filter and no RLS, or a scope above exact_scan_threshold).
 -- Plans by selectivity: with a filter or under row-level security, search_scope() estimates the
 -- admitted chunks from statistics and, unless clearly too many, counts them up to
 -- exact_scan_threshold + 1 (index-served, bounded); few enough, and both legs read exactly
@@ -118,7 +120,8 @@ returns table (
     full_text_rank integer,
     vector_rank integer,
     full_text_score real,
-    rrf_score double precision
+    rrf_score double precision,
+    scope_count integer
 )
 language plpgsql
 stable

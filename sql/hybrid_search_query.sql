@@ -79,7 +79,8 @@ as $fn$
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
                case when $1 is null or c.embedding_dims <> %1$s then null
                     else 1 - (c.embedding <=> $1) end as similarity,
-               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score
+               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score,
+               cardinality($16::bigint[]) as scope_count
         from fused fu
         join public.chunks c on c.id = fu.id
         join public.documents d on d.id = c.document_id

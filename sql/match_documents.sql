@@ -24,6 +24,7 @@
 --                          the distance of every one is computed: the exact top match_count of the
 --                          scope, no HNSW. 0: always HNSW.
 --
+-- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.
 -- Plans by selectivity: with a filter or under row-level security the admitted scope is counted
 -- first (bounded, index-served: search_scope); a small one is ranked exactly.
 -- A selective filter does not starve the result: hnsw.iterative_scan (relaxed_order) keeps
@@ -66,7 +67,8 @@ returns table (
     metadata jsonb,
     embedding_model text,
     similarity double precision,
-    vector_rank integer
+    vector_rank integer,
+    scope_count integer
 )
 language plpgsql
 stable

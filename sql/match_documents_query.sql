@@ -36,7 +36,8 @@ as $fn$
         )
         select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
-               1 - r.distance as similarity, r.rank_ix as vector_rank
+               1 - r.distance as similarity, r.rank_ix as vector_rank,
+               cardinality($5::bigint[]) as scope_count
         from ranked r
         join public.chunks c on c.id = r.id
         join public.documents d on d.id = c.document_id

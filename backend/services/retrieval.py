@@ -144,6 +144,7 @@ class RetrievalService:
                 candidate_count=params.candidate_count,
                 ef_search=params.ef_search,
                 filtered_ef_search=params.filtered_ef_search,
+                exact_scan_threshold=params.exact_scan_threshold,
                 rerank_policy=self.rerank_policy.name,
                 rerank_weights=self.rerank_policy.weights,
                 rerank_similarity=self._similarity_source(mode),
@@ -151,7 +152,11 @@ class RetrievalService:
             ),
             stages=SearchStages(
                 prefetch=PrefetchStage(
-                    count=len(rows), ms=timings["prefetch_ms"], embed_ms=timings["embed_ms"]
+                    count=len(rows),
+                    ms=timings["prefetch_ms"],
+                    embed_ms=timings["embed_ms"],
+                    plan=(None if not rows else "index" if rows[0].get("scope_count") is None else "exact"),
+                    scope_count=rows[0].get("scope_count") if rows else None,
                 ),
                 rerank=StageOut(count=len(candidates), ms=timings["rerank_ms"]),
                 top_k=StageOut(count=len(results), ms=timings["cut_ms"]),

@@ -172,6 +172,8 @@ analyze public.chunks;
 --                          both of the two rarest terms. It bounds the rows the leg scores on large
 --                          corpora (bench/latency) and changes nothing on small ones.
 --
+-- scope_count (every row): how many chunks the scope admitted when it was ranked exactly; null when
+-- the call walked HNSW (no filter and no RLS, or a scope above exact_scan_threshold).
 -- Plans by selectivity: with a filter or under row-level security, search_scope() estimates the
 -- admitted chunks from statistics and, unless clearly too many, counts them up to
 -- exact_scan_threshold + 1 (index-served, bounded); few enough, and both legs read exactly
@@ -243,7 +245,8 @@ returns table (
     full_text_rank integer,
     vector_rank integer,
     full_text_score real,
-    rrf_score double precision
+    rrf_score double precision,
+    scope_count integer
 )
 language plpgsql
 stable
@@ -399,7 +402,8 @@ as $fn$
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
                case when $1 is null or c.embedding_dims <> %1$s then null
                     else 1 - (c.embedding <=> $1) end as similarity,
-               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score
+               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score,
+               cardinality($16::bigint[]) as scope_count
         from fused fu
         join public.chunks c on c.id = fu.id
         join public.documents d on d.id = c.document_id
@@ -513,6 +517,7 @@ grant execute on function public.hybrid_search_visible_matches(tsquery, jsonb) t
 --                          the distance of every one is computed: the exact top match_count of the
 --                          scope, no HNSW. 0: always HNSW.
 --
+-- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.
 -- Plans by selectivity: with a filter or under row-level security the admitted scope is counted
 -- first (bounded, index-served: search_scope); a small one is ranked exactly.
 -- A selective filter does not starve the result: hnsw.iterative_scan (relaxed_order) keeps
@@ -555,7 +560,8 @@ returns table (
     metadata jsonb,
     embedding_model text,
     similarity double precision,
-    vector_rank integer
+    vector_rank integer,
+    scope_count integer
 )
 language plpgsql
 stable
@@ -633,7 +639,8 @@ as $fn$
         )
         select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
-               1 - r.distance as similarity, r.rank_ix as vector_rank
+               1 - r.distance as similarity, r.rank_ix as vector_rank,
+               cardinality($5::bigint[]) as scope_count
         from ranked r
         join public.chunks c on c.id = r.id
         join public.documents d on d.id = c.document_id
