@@ -11,11 +11,12 @@ Grammar (documented with examples in README "Filters" and on /docs):
     {"tags": ["a", "b"]}                             $contains shorthand (holds both)
     {"text_len": {"$gte": 200, "$lt": 2000}}         several operators on one field: all apply
     {"$or": [{"lang": "zh"}, {"lang": "en"}]}        $and / $or take non-empty lists, nest freely
+    {"$not": {"tags": "draft"}}                      $not takes one filter
     {"created_at": {"$gte": "2025-01-01"}}           document dates: ISO 8601 dates or timestamps
 Operators: $eq $ne $in $nin $gt $gte $lt $lte $exists $contains.
 
 The normalised tree is {"$and": [...]}, {"$or": [...]}, {"$not": node} or {field: {op: operand}}
-(one field, one operator). It differs from the input where the input is shorthand or where a type
+(one field, one operator), itself valid input that compiles to itself. It differs from the input where the input is shorthand or where a type
 needs it spelled out: $eq / $in / $ne / $nin on an array field become $contains forms ("has tag x"),
 and a date-only value becomes the whole UTC day ({"$eq": "2025-03-01"} -> that day's 24 hours).
 """
@@ -83,9 +84,11 @@ class _Compiler:
         for key, operand in value.items():
             if key in COMBINATORS:
                 parts.append(self.combination(key, operand, f"{where}.{key}", depth=depth))
+            elif key == "$not":
+                parts.append({"$not": self.node(operand, f"{where}.$not", depth=depth + 1)})
             elif isinstance(key, str) and key.startswith("$"):
                 raise InvalidInput(
-                    f"{where}: unknown operator {key!r} at this level; use a field name, $and or $or"
+                    f"{where}: unknown operator {key!r} at this level; use a field name, $and, $or or $not"
                 )
             else:
                 parts.extend(self.field(key, operand))
@@ -129,6 +132,10 @@ class _Compiler:
         if kind == "date":
             return _date_condition(name, op, operand)
         if kind == "array":
+            if op in _RANGE:
+                raise InvalidInput(
+                    f"filter {name!r}: {op} does not apply to a list field; use $contains or $in"
+                )
             return _array_condition(name, op, [_scalar(name, "string", v) for v in _items(name, op, operand)])
         if op == "$contains":
             if kind != "any":
@@ -144,8 +151,6 @@ class _Compiler:
 
 def _array_condition(name: str, op: str, values: list[Any]) -> Node:
     """An array field: $eq / $contains "holds", $in "holds any", $ne / $nin their negations."""
-    if op in _RANGE:
-        raise InvalidInput(f"filter {name!r}: {op} does not apply to a list field; use $contains or $in")
     holds = [{name: {"$contains": [v]}} for v in values]
     if op in ("$eq", "$contains"):
         return {name: {"$contains": values}}
@@ -181,7 +186,7 @@ def _date_eq(name: str, span: tuple[str, str | None]) -> Node:
     start, end = span
     if end is None:
         return {name: {"$eq": start}}
-    return {name: {"$gte": start, "$lt": end}}
+    return {"$and": [{name: {"$gte": start}}, {name: {"$lt": end}}]}
 
 
 def _day_or_instant(name: str, value: Any) -> tuple[str, str | None]:
