@@ -16,9 +16,10 @@ Grammar (documented with examples in README "Filters" and on /docs):
 Operators: $eq $ne $in $nin $gt $gte $lt $lte $exists $contains.
 
 The normalised tree is {"$and": [...]}, {"$or": [...]}, {"$not": node} or {field: {op: operand}}
-(one field, one operator), itself valid input that compiles to itself. It differs from the input where the input is shorthand or where a type
-needs it spelled out: $eq / $in / $ne / $nin on an array field become $contains forms ("has tag x"),
-and a date-only value becomes the whole UTC day ({"$eq": "2025-03-01"} -> that day's 24 hours).
+(one field, one operator), itself valid input that compiles to itself. It differs from the input
+where the input is shorthand or where a type needs it spelled out: $eq / $in / $ne / $nin on an
+array field become $contains forms ("has tag x"), and a date-only value becomes the whole UTC day
+({"$eq": "2025-03-01"} -> from that midnight to the next).
 """
 
 from __future__ import annotations
