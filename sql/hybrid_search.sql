@@ -191,6 +191,8 @@ begin
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
-          scope_ids, compiled.path, compiled.vars, compiled.dates;
+          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
+          compiled.updated_until;
 end;
 $$;

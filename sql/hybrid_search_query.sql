@@ -5,8 +5,9 @@
 -- $3 candidates per leg, $4 filter (as given), $5 full-text weight, $6 semantic weight, $7 run the
 -- full-text leg, $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery
 -- per query term, $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes,
--- $16 the scope's chunk ids (exact only), $17 / $18 / $19 the compiled filter: search_filter()'s
--- path, vars and dates (path null: no filter).
+-- $16 the scope's chunk ids (exact only), $17 - $24 the compiled filter (search_filter()): $17 the
+-- path when residual (else null), $18 vars, $19 dates, $20 containment, $21 / $22 created_from /
+-- created_until, $23 / $24 updated_from / updated_until.
 -- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
 -- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
 -- the full-text leg reads its matches by primary key from hybrid_search_visible_matches(), because
@@ -93,6 +94,11 @@ as $fn$
          when row_security then '
               and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))'
          else '
+              and ($20 = ''{}''::jsonb or c.metadata @> $20)
+              and ($21::timestamptz is null or c.document_created_at >= $21)
+              and ($22::timestamptz is null or c.document_created_at <= $22)
+              and ($23::timestamptz is null or c.document_updated_at >= $23)
+              and ($24::timestamptz is null or c.document_updated_at <= $24)
               and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
     end,
@@ -105,6 +111,11 @@ as $fn$
          else '
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
+              and ($20 = ''{}''::jsonb or c.metadata @> $20)
+              and ($21::timestamptz is null or c.document_created_at >= $21)
+              and ($22::timestamptz is null or c.document_created_at <= $22)
+              and ($23::timestamptz is null or c.document_updated_at >= $23)
+              and ($24::timestamptz is null or c.document_updated_at <= $24)
               and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
     end,

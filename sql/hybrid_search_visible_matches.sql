@@ -42,7 +42,11 @@ begin
         from public.chunks c
         where c.fts @@ match_query
           and (f.containment = '{}'::jsonb or c.metadata @> f.containment)
-          and (f.path is null
+          and (f.created_from is null or c.document_created_at >= f.created_from)
+          and (f.created_until is null or c.document_created_at <= f.created_until)
+          and (f.updated_from is null or c.document_updated_at >= f.updated_from)
+          and (f.updated_until is null or c.document_updated_at <= f.updated_until)
+          and (not f.residual or f.path is null
                or jsonb_path_match(case when f.dates then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, f.path, f.vars))
           and (all_rows or c.visibility = 'public' or c.owner_id = user_id);

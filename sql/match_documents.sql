@@ -103,6 +103,8 @@ begin
 
     return query execute public.match_documents_query(dims, exact)
     using query_embedding, match_count, query_embedding_model, min_similarity,
-          scope_ids, compiled.path, compiled.vars, compiled.dates;
+          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
+          compiled.updated_until;
 end;
 $$;

@@ -2,8 +2,9 @@
 --
 -- The statement match_documents executes for a query vector of `dims` dimensions ($1 query
 -- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's chunk ids (exact
--- only), $6 / $7 / $8 the compiled filter: search_filter()'s path, vars and dates). Kept separate so
--- a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
+-- only), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
+-- vars, $8 dates, $9 containment, $10 / $11 created_from / created_until, $12 / $13 updated_from /
+-- updated_until). Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
 -- exact: the admitted scope is small (search_scope() found at most exact_scan_threshold ids, $5): the
 -- distance of every one is computed, on the uncast column so that no HNSW index can take over, and
 -- the nearest match_count kept. Otherwise HNSW with an iterative scan that skips rows the filter
@@ -52,6 +53,11 @@ as $fn$
          else '
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
+              and ($9 = ''{}''::jsonb or c.metadata @> $9)
+              and ($10::timestamptz is null or c.document_created_at >= $10)
+              and ($11::timestamptz is null or c.document_created_at <= $11)
+              and ($12::timestamptz is null or c.document_updated_at >= $12)
+              and ($13::timestamptz is null or c.document_updated_at <= $13)
               and ($6::jsonpath is null or jsonb_path_match(case when $8 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $6, $7))'
     end,

@@ -10,8 +10,13 @@
 --                  top-level $eq and $contains conditions): lets the GIN index chunks_metadata_idx
 --                  narrow the scope before the exact check.
 --   created_from .. updated_until
---                  bounds of the top-level date conditions (inclusive, possibly wider than the
---                  filter): the btree indexes on the chunks' document dates serve them.
+--                  inclusive bounds of the top-level date conditions ($gt / $lt move the bound by
+--                  the timestamp resolution, 1 microsecond): the btree indexes on the chunks'
+--                  document dates serve them.
+--   residual       false when containment and the date bounds say exactly what the filter says (every
+--                  top-level condition is a scalar $eq, a $contains or a date comparison): the path
+--                  need not be evaluated at all. Evaluating it per row costs a few microseconds, and
+--                  ~15 when it reads a date (the target object is built per row).
 -- An empty filter ('{}' or null) compiles to a null path: no condition at all.
 --
 -- The grammar (the API validates it first; see README "Filters"):
@@ -41,11 +46,13 @@ returns table (
     created_from timestamptz,
     created_until timestamptz,
     updated_from timestamptz,
-    updated_until timestamptz
+    updated_until timestamptz,
+    residual boolean
 )
 language plpgsql
 stable
 set search_path = public, pg_temp
+set timezone = 'UTC'  -- a date value without a zone is UTC, as in search_filter_epochs
 as $$
 declare
     compiled record;
@@ -59,6 +66,7 @@ declare
     bound timestamptz;
 begin
     containment := '{}'::jsonb;
+    residual := false;
     if filter is null or filter = '{}'::jsonb then
         vars := '{}'::jsonb;
         dates := false;
@@ -83,31 +91,39 @@ begin
                     when jsonb_typeof(value) = 'object' then value
                     when jsonb_typeof(value) = 'array' then jsonb_build_object('$contains', value)
                     else jsonb_build_object('$eq', value) end));
+            else
+                residual := true;  -- $or, $not
             end if;
         end loop;
     end loop;
 
     for key, value in select c ->> 0, c -> 1 from jsonb_array_elements(conjuncts) c loop
         for op, operand in select e.key, e.value from jsonb_each(value) e loop
-            if key in ('created_at', 'updated_at') then
-                if op not in ('$eq', '$gt', '$gte', '$lt', '$lte') then
-                    continue;
-                end if;
-                bound := to_timestamp((public.search_filter_epochs(key, operand) #>> '{}')::double precision);
+            if key in ('created_at', 'updated_at') and op in ('$eq', '$gt', '$gte', '$lt', '$lte')
+               and jsonb_typeof(operand) = 'string' then
+                bound := (operand #>> '{}')::timestamptz;  -- valid: search_filter_path checked it
                 if op in ('$eq', '$gt', '$gte') then
+                    bound := bound + case when op = '$gt' then interval '1 microsecond' else interval '0' end;
                     if key = 'created_at' then created_from := greatest(created_from, bound);
                     else updated_from := greatest(updated_from, bound); end if;
                 end if;
+                bound := (operand #>> '{}')::timestamptz;
                 if op in ('$eq', '$lt', '$lte') then
+                    bound := bound - case when op = '$lt' then interval '1 microsecond' else interval '0' end;
                     if key = 'created_at' then created_until := least(created_until, bound);
                     else updated_until := least(updated_until, bound); end if;
                 end if;
-            elsif op = '$eq' and jsonb_typeof(operand) not in ('array', 'object') then
+            elsif op = '$eq' and jsonb_typeof(operand) in ('string', 'number', 'boolean')
+                  and key not in ('created_at', 'updated_at')
+                  and (not containment ? key or containment -> key = operand) then
                 containment := containment || jsonb_build_object(key, operand);
-            elsif op = '$contains' then
+            elsif op = '$contains' and key not in ('created_at', 'updated_at')
+                  and (not containment ? key or jsonb_typeof(containment -> key) = 'array') then
                 containment := jsonb_set(containment, array[key],
                     coalesce(containment -> key, '[]'::jsonb)
                     || case when jsonb_typeof(operand) = 'array' then operand else jsonb_build_array(operand) end);
+            else
+                residual := true;
             end if;
         end loop;
     end loop;

@@ -13,7 +13,7 @@
 --      chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
 --      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
 --      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
---      then checks the whole filter on the rows they admit.
+--      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
 -- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
 -- is too low costs the bounded count.
 --
@@ -42,6 +42,7 @@ declare
     f record;
     plan json;
     ids bigint[];
+    residual_path jsonpath;
     scope constant text := $q$
         select c.id
         from public.chunks c
@@ -63,17 +64,19 @@ begin
         return '{}';
     end if;
     select * into f from public.search_filter(filter);
+    -- The path only when the index conditions do not already say everything (search_filter.residual).
+    residual_path := case when f.residual then f.path end;
     execute 'explain (format json) ' || scope
     into plan
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, f.path, f.vars, f.dates;
+          f.updated_until, residual_path, f.vars, f.dates;
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
         return null;
     end if;
     execute 'select array(' || scope || ' limit $11)'
     into ids
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, f.path, f.vars, f.dates, max_rows + 1;
+          f.updated_until, residual_path, f.vars, f.dates, max_rows + 1;
     return case when cardinality(ids) > max_rows then null else ids end;
 end;
 $$;

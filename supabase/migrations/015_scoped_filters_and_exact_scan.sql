@@ -10,8 +10,8 @@
 --     document's metadata created_at when that is a date (the caller's own date, kept across
 --     re-ingests), else when the document row was created; updated_at is the row's updated_at.
 --     Copied by the trigger that already copies owner_id and visibility, and propagated when a
---     document's dates change. (Measured at 100k chunks, docs/benchmarks.md "Scoped search": joining
---     documents for each candidate costs the HNSW walk more than the two columns cost the row.)
+--     document's dates change. (The alternative, joining documents for each candidate, costs the HNSW
+--     walk a primary-key lookup per visited row; docs/benchmarks.md "Scoped search" measures both.)
 --   * Indexes: the document dates, and (visibility, owner_id) for the policies' "public or mine",
 --     beside the existing GIN index on metadata (lang, tags and every $eq / $contains) and
 --     chunks_owner_id_idx. search_scope() counts a request's scope through them.
@@ -316,7 +316,9 @@ begin
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
-          scope_ids, compiled.path, compiled.vars, compiled.dates;
+          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
+          compiled.updated_until;
 end;
 $$;
 
@@ -328,8 +330,9 @@ $$;
 -- $3 candidates per leg, $4 filter (as given), $5 full-text weight, $6 semantic weight, $7 run the
 -- full-text leg, $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery
 -- per query term, $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes,
--- $16 the scope's chunk ids (exact only), $17 / $18 / $19 the compiled filter: search_filter()'s
--- path, vars and dates (path null: no filter).
+-- $16 the scope's chunk ids (exact only), $17 - $24 the compiled filter (search_filter()): $17 the
+-- path when residual (else null), $18 vars, $19 dates, $20 containment, $21 / $22 created_from /
+-- created_until, $23 / $24 updated_from / updated_until.
 -- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
 -- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
 -- the full-text leg reads its matches by primary key from hybrid_search_visible_matches(), because
@@ -416,6 +419,11 @@ as $fn$
          when row_security then '
               and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))'
          else '
+              and ($20 = ''{}''::jsonb or c.metadata @> $20)
+              and ($21::timestamptz is null or c.document_created_at >= $21)
+              and ($22::timestamptz is null or c.document_created_at <= $22)
+              and ($23::timestamptz is null or c.document_updated_at >= $23)
+              and ($24::timestamptz is null or c.document_updated_at <= $24)
               and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
     end,
@@ -428,6 +436,11 @@ as $fn$
          else '
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
+              and ($20 = ''{}''::jsonb or c.metadata @> $20)
+              and ($21::timestamptz is null or c.document_created_at >= $21)
+              and ($22::timestamptz is null or c.document_created_at <= $22)
+              and ($23::timestamptz is null or c.document_updated_at >= $23)
+              and ($24::timestamptz is null or c.document_updated_at <= $24)
               and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
     end,
@@ -480,7 +493,11 @@ begin
         from public.chunks c
         where c.fts @@ match_query
           and (f.containment = '{}'::jsonb or c.metadata @> f.containment)
-          and (f.path is null
+          and (f.created_from is null or c.document_created_at >= f.created_from)
+          and (f.created_until is null or c.document_created_at <= f.created_until)
+          and (f.updated_from is null or c.document_updated_at >= f.updated_from)
+          and (f.updated_until is null or c.document_updated_at <= f.updated_until)
+          and (not f.residual or f.path is null
                or jsonb_path_match(case when f.dates then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, f.path, f.vars))
           and (all_rows or c.visibility = 'public' or c.owner_id = user_id);
@@ -596,7 +613,9 @@ begin
 
     return query execute public.match_documents_query(dims, exact)
     using query_embedding, match_count, query_embedding_model, min_similarity,
-          scope_ids, compiled.path, compiled.vars, compiled.dates;
+          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
+          compiled.updated_until;
 end;
 $$;
 
@@ -605,8 +624,9 @@ $$;
 --
 -- The statement match_documents executes for a query vector of `dims` dimensions ($1 query
 -- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's chunk ids (exact
--- only), $6 / $7 / $8 the compiled filter: search_filter()'s path, vars and dates). Kept separate so
--- a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
+-- only), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
+-- vars, $8 dates, $9 containment, $10 / $11 created_from / created_until, $12 / $13 updated_from /
+-- updated_until). Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
 -- exact: the admitted scope is small (search_scope() found at most exact_scan_threshold ids, $5): the
 -- distance of every one is computed, on the uncast column so that no HNSW index can take over, and
 -- the nearest match_count kept. Otherwise HNSW with an iterative scan that skips rows the filter
@@ -655,6 +675,11 @@ as $fn$
          else '
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
+              and ($9 = ''{}''::jsonb or c.metadata @> $9)
+              and ($10::timestamptz is null or c.document_created_at >= $10)
+              and ($11::timestamptz is null or c.document_created_at <= $11)
+              and ($12::timestamptz is null or c.document_updated_at >= $12)
+              and ($13::timestamptz is null or c.document_updated_at <= $13)
               and ($6::jsonpath is null or jsonb_path_match(case when $8 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $6, $7))'
     end,
@@ -674,8 +699,13 @@ $fn$;
 --                  top-level $eq and $contains conditions): lets the GIN index chunks_metadata_idx
 --                  narrow the scope before the exact check.
 --   created_from .. updated_until
---                  bounds of the top-level date conditions (inclusive, possibly wider than the
---                  filter): the btree indexes on the chunks' document dates serve them.
+--                  inclusive bounds of the top-level date conditions ($gt / $lt move the bound by
+--                  the timestamp resolution, 1 microsecond): the btree indexes on the chunks'
+--                  document dates serve them.
+--   residual       false when containment and the date bounds say exactly what the filter says (every
+--                  top-level condition is a scalar $eq, a $contains or a date comparison): the path
+--                  need not be evaluated at all. Evaluating it per row costs a few microseconds, and
+--                  ~15 when it reads a date (the target object is built per row).
 -- An empty filter ('{}' or null) compiles to a null path: no condition at all.
 --
 -- The grammar (the API validates it first; see README "Filters"):
@@ -705,11 +735,13 @@ returns table (
     created_from timestamptz,
     created_until timestamptz,
     updated_from timestamptz,
-    updated_until timestamptz
+    updated_until timestamptz,
+    residual boolean
 )
 language plpgsql
 stable
 set search_path = public, pg_temp
+set timezone = 'UTC'  -- a date value without a zone is UTC, as in search_filter_epochs
 as $$
 declare
     compiled record;
@@ -723,6 +755,7 @@ declare
     bound timestamptz;
 begin
     containment := '{}'::jsonb;
+    residual := false;
     if filter is null or filter = '{}'::jsonb then
         vars := '{}'::jsonb;
         dates := false;
@@ -747,31 +780,39 @@ begin
                     when jsonb_typeof(value) = 'object' then value
                     when jsonb_typeof(value) = 'array' then jsonb_build_object('$contains', value)
                     else jsonb_build_object('$eq', value) end));
+            else
+                residual := true;  -- $or, $not
             end if;
         end loop;
     end loop;
 
     for key, value in select c ->> 0, c -> 1 from jsonb_array_elements(conjuncts) c loop
         for op, operand in select e.key, e.value from jsonb_each(value) e loop
-            if key in ('created_at', 'updated_at') then
-                if op not in ('$eq', '$gt', '$gte', '$lt', '$lte') then
-                    continue;
-                end if;
-                bound := to_timestamp((public.search_filter_epochs(key, operand) #>> '{}')::double precision);
+            if key in ('created_at', 'updated_at') and op in ('$eq', '$gt', '$gte', '$lt', '$lte')
+               and jsonb_typeof(operand) = 'string' then
+                bound := (operand #>> '{}')::timestamptz;  -- valid: search_filter_path checked it
                 if op in ('$eq', '$gt', '$gte') then
+                    bound := bound + case when op = '$gt' then interval '1 microsecond' else interval '0' end;
                     if key = 'created_at' then created_from := greatest(created_from, bound);
                     else updated_from := greatest(updated_from, bound); end if;
                 end if;
+                bound := (operand #>> '{}')::timestamptz;
                 if op in ('$eq', '$lt', '$lte') then
+                    bound := bound - case when op = '$lt' then interval '1 microsecond' else interval '0' end;
                     if key = 'created_at' then created_until := least(created_until, bound);
                     else updated_until := least(updated_until, bound); end if;
                 end if;
-            elsif op = '$eq' and jsonb_typeof(operand) not in ('array', 'object') then
+            elsif op = '$eq' and jsonb_typeof(operand) in ('string', 'number', 'boolean')
+                  and key not in ('created_at', 'updated_at')
+                  and (not containment ? key or containment -> key = operand) then
                 containment := containment || jsonb_build_object(key, operand);
-            elsif op = '$contains' then
+            elsif op = '$contains' and key not in ('created_at', 'updated_at')
+                  and (not containment ? key or jsonb_typeof(containment -> key) = 'array') then
                 containment := jsonb_set(containment, array[key],
                     coalesce(containment -> key, '[]'::jsonb)
                     || case when jsonb_typeof(operand) = 'array' then operand else jsonb_build_array(operand) end);
+            else
+                residual := true;
             end if;
         end loop;
     end loop;
@@ -967,7 +1008,7 @@ $$;
 --      chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
 --      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
 --      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
---      then checks the whole filter on the rows they admit.
+--      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
 -- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
 -- is too low costs the bounded count.
 --
@@ -996,6 +1037,7 @@ declare
     f record;
     plan json;
     ids bigint[];
+    residual_path jsonpath;
     scope constant text := $q$
         select c.id
         from public.chunks c
@@ -1017,17 +1059,19 @@ begin
         return '{}';
     end if;
     select * into f from public.search_filter(filter);
+    -- The path only when the index conditions do not already say everything (search_filter.residual).
+    residual_path := case when f.residual then f.path end;
     execute 'explain (format json) ' || scope
     into plan
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, f.path, f.vars, f.dates;
+          f.updated_until, residual_path, f.vars, f.dates;
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
         return null;
     end if;
     execute 'select array(' || scope || ' limit $11)'
     into ids
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, f.path, f.vars, f.dates, max_rows + 1;
+          f.updated_until, residual_path, f.vars, f.dates, max_rows + 1;
     return case when cardinality(ids) > max_rows then null else ids end;
 end;
 $$;
