@@ -169,7 +169,7 @@ def test_values_and_keys_never_become_sql_or_jsonpath(corpus):
     """Direct SQL callers bypass the Python whitelist: quoting, not validation, must hold here."""
     url, vectors = corpus
     with connect(url, autocommit=True) as conn:
-        hostile = [
+        hostile: list[dict[str, Any]] = [
             {'lang" || $.lang == "zh': "x"},  # a key that would close the quoted key in a jsonpath
             {"lang": '" || true || "'},
             {"lang": "zh'); drop table chunks; --"},
@@ -188,7 +188,9 @@ def test_values_and_keys_never_become_sql_or_jsonpath(corpus):
 def test_a_documents_dates_follow_it_onto_its_chunks(corpus):
     url, _ = corpus
     with connect(url) as conn:
-        doc = conn.execute("select document_id from chunks where position = 2").fetchone()[0]
+        row = conn.execute("select document_id from chunks where position = 2").fetchone()
+        assert row is not None
+        doc = row[0]
         conn.execute(
             'update documents set metadata = metadata || \'{"created_at": "2020-05-05"}\', '
             "updated_at = '2021-06-06T00:00:00Z' where id = %s",
@@ -218,6 +220,11 @@ def owner_of(i: int) -> int | None:
     return None if i % 4 < 2 else (i % 4) - 2
 
 
+def document_of(i: int, public: uuid.UUID, private: list[uuid.UUID]) -> uuid.UUID:
+    owner = owner_of(i)
+    return public if owner is None else private[owner]
+
+
 @pytest.fixture(scope="module")
 def tenants(fresh_database):
     url = fresh_database()
@@ -228,7 +235,7 @@ def tenants(fresh_database):
         vectors = copy_random_chunks(
             conn,
             4000,
-            document_for=lambda i: public if owner_of(i) is None else private[owner_of(i)],
+            document_for=lambda i: document_of(i, public, private),
             metadata_for=scope_metadata,
             seed=11,
         )
@@ -241,7 +248,8 @@ def _hnsw_scans(watcher: psycopg.Connection) -> int:
     row = watcher.execute(
         "select idx_scan from pg_stat_user_indexes where indexrelname = 'chunks_embedding_384_hnsw_idx'"
     ).fetchone()
-    return row[0]
+    assert row is not None
+    return int(row[0])
 
 
 def _wait_for_flush(watcher: psycopg.Connection, conn: psycopg.Connection, before: int) -> int:

@@ -29,7 +29,7 @@ from psycopg.types.json import Jsonb
 from backend.db.connection import connect
 from backend.embeddings import LocalEmbedder
 from bench.common import RESULTS_DIR, log
-from bench.common.db import tune_bench_server
+from bench.common.db import scalar, tune_bench_server
 from bench.common.report import write_json
 from bench.common.synthetic import SentencePool, SyntheticCorpus, load_queries
 from bench.latency import load as bulk_load
@@ -74,28 +74,25 @@ def prepare(size: int, dims: int, pool: SentencePool, args: argparse.Namespace) 
         )
         bulk_load.save_record(size, dims, {"fingerprint": bulk_load.fingerprint(corpus, model), "load": load})
     with connect(url) as conn:
-        if not conn.execute(DATED).fetchone()[0]:
+        if not scalar(conn, DATED):
             log("spreading document dates (the HNSW index is rebuilt afterwards) ...")
             index = f"chunks_embedding_{dims}_hnsw_idx"
-            indexdef = conn.execute(
-                "select indexdef from pg_indexes where indexname = %s", (index,)
-            ).fetchone()[0]
+            indexdef = scalar(conn, "select indexdef from pg_indexes where indexname = %s", (index,))
             conn.execute(f"drop index public.{index}")
             conn.execute(SPREAD_DATES)  # the trigger of migration 015 carries them to the chunks
             conn.execute("set maintenance_work_mem = '1GB'")
             conn.execute(indexdef)
-            conn.execute("analyze public.chunks")
             conn.commit()
+    with connect(url, autocommit=True) as conn:
+        # Reused or just dated: the date update left a dead copy of each row.
+        conn.execute("vacuum (analyze) public.chunks, public.documents")
     return url
 
 
 def cutoff(conn: psycopg.Connection, count: int) -> str:
     """The date before which about `count` chunks' documents were created."""
-    row = conn.execute(
-        "select document_created_at from public.chunks order by document_created_at offset %s limit 1",
-        (count,),
-    ).fetchone()
-    return row[0].isoformat()
+    ordered = "select document_created_at from public.chunks order by document_created_at offset %s limit 1"
+    return scalar(conn, ordered, (count,)).isoformat()
 
 
 def call(
