@@ -27,6 +27,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from backend.db.connection import connect
+from backend.db.migrations import SQL_DIR
+from backend.db.ship_sql import apply_sql_folder
 from backend.embeddings import LocalEmbedder
 from bench.common import RESULTS_DIR, log
 from bench.common.db import scalar, tune_bench_server
@@ -74,6 +76,9 @@ def prepare(size: int, dims: int, pool: SentencePool, args: argparse.Namespace) 
         )
         bulk_load.save_record(size, dims, {"fingerprint": bulk_load.fingerprint(corpus, model), "load": load})
     with connect(url) as conn:
+        # A reused database keeps the functions of its load: measure the ones sql/ defines now.
+        apply_sql_folder(conn, SQL_DIR)
+        conn.commit()
         if not scalar(conn, DATED):
             log("spreading document dates (the HNSW index is rebuilt afterwards) ...")
             index = f"chunks_embedding_{dims}_hnsw_idx"
