@@ -92,6 +92,14 @@ class Settings(BaseSettings):
     rag_candidate_count: int | None = Field(
         default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
     )
+    rag_exact_scan_threshold: int = Field(
+        default=10000,
+        ge=0,
+        le=1_000_000,
+        description="A filtered or row-level-secured search whose scope admits at most this many chunks "
+        "ranks them exactly (every distance computed) instead of walking HNSW; 0: always HNSW. "
+        "sql/README.md, bench/latency/plan_threshold.py.",
+    )
     # Stage 2 + 3: a versioned rerank policy (backend/retrieval/policies/rerank_v<N>.json) weights the
     # candidates' features and carries the calibrated dynamic cut.
     rag_rerank_policy: str = Field(

@@ -24,8 +24,10 @@
 --   full_text_weight       weight of the full-text leg; 0 skips the leg entirely.
 --   semantic_weight        weight of the vector leg; 0 skips the leg entirely.
 --   rrf_k                  RRF smoothing constant: larger flattens the rank contribution.
---   filter                 jsonb containment filter on chunk metadata, applied inside each leg
---                          before its limit (metadata @> filter).
+--   filter                 which chunks may be returned: the grammar of search_filter() (metadata
+--                          fields, the document dates created_at / updated_at, $eq $ne $in $nin $gt
+--                          $gte $lt $lte $exists $contains, $and / $or), applied inside each leg
+--                          before its limit. A plain {"lang": "zh"} or {"tags": ["x"]} still works.
 --   query_embedding_model  restricts the vector leg to chunks embedded by this model and raises a
 --                          clear error when the corpus was embedded by another one.
 --   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40).
@@ -35,10 +37,23 @@
 --   common_term_ratio, common_term_min_df
 --                          a term in more chunks than both is too common to drive the GIN match.
 --   length_norm            b of the length normalisation (0 = none, 1 = full).
+--   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
+--                          this, both legs rank exactly those rows (search_scope(): a statistics
+--                          estimate, then at most this + 1 ids read through indexes): the vector leg computes every distance
+--                          instead of walking HNSW, which is both exact and faster for a small scope.
+--                          0 always walks HNSW. Only a filter or row-level security makes a scope.
 --   match_df_budget        the match uses the rarest terms while their document frequencies add up
 --                          to at most this; when the rarest alone exceeds it, the chunks containing
 --                          both of the two rarest terms. It bounds the rows the leg scores on large
 --                          corpora (bench/latency) and changes nothing on small ones.
+--
+-- scope_count (every row): how many chunks the scope admitted when it was ranked exactly; null when
+-- the call walked HNSW (no filter and no RLS, or a scope above exact_scan_threshold).
+-- Plans by selectivity: with a filter or under row-level security, search_scope() estimates the
+-- admitted chunks from statistics and, unless clearly too many, counts them up to
+-- exact_scan_threshold + 1 (index-served, bounded); few enough, and both legs read exactly
+-- those ids by primary key (exact top-k); more, and the vector leg walks HNSW with an iterative scan
+-- that skips rows the filter or the policies reject, the full-text leg checks its GIN matches.
 --
 -- Row-level security: SECURITY INVOKER, so the chunk and document policies decide what a caller
 -- sees (a user: public chunks and their own). For such a caller the full-text leg takes its matches
@@ -66,6 +81,10 @@ drop function if exists public.hybrid_search(
     text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer,
     double precision, integer, double precision, integer, integer
 );
+drop function if exists public.hybrid_search(
+    text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer,
+    double precision, integer, double precision, integer, integer, integer
+);
 
 create or replace function public.hybrid_search(
     query_text text,
@@ -82,7 +101,8 @@ create or replace function public.hybrid_search(
     common_term_min_df integer default 5000,
     length_norm double precision default 0.5,
     match_df_budget integer default 2000,
-    filtered_ef_search integer default 200
+    filtered_ef_search integer default 200,
+    exact_scan_threshold integer default 10000
 )
 returns table (
     id bigint,
@@ -100,7 +120,8 @@ returns table (
     full_text_rank integer,
     vector_rank integer,
     full_text_score real,
-    rrf_score double precision
+    rrf_score double precision,
+    scope_count integer
 )
 language plpgsql
 stable
@@ -118,6 +139,9 @@ declare
     term_idfs double precision[];
     match_query tsquery;
     row_security boolean := row_security_active('public.chunks');
+    compiled record;
+    scope_ids bigint[];
+    exact boolean := false;
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
@@ -136,6 +160,11 @@ begin
     if length_norm is null or length_norm < 0 or length_norm > 1 then
         raise exception 'length_norm must be between 0 and 1, got %', length_norm using errcode = '22023';
     end if;
+    if exact_scan_threshold is null or exact_scan_threshold < 0 or exact_scan_threshold > 1000000 then
+        raise exception 'exact_scan_threshold must be between 0 and 1000000, got %', exact_scan_threshold
+            using errcode = '22023';
+    end if;
+    select * into compiled from public.search_filter(filter);  -- a bad filter fails before any work
     if use_vector and not public.assert_embedding_space(dims, query_embedding_model) then
         return;  -- no chunks at all
     end if;
@@ -150,13 +179,20 @@ begin
     if not use_text and not use_vector then
         return;
     end if;
+    if exact_scan_threshold > 0 and (compiled.path is not null or row_security) then
+        scope_ids := public.search_scope(filter, exact_scan_threshold);
+        exact := scope_ids is not null;
+    end if;
     perform set_config('hnsw.ef_search', greatest(
         case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb then ef_search else filtered_ef_search end,
         leg_count)::text, true);
 
-    return query execute public.hybrid_search_query(coalesce(dims, 1), row_security)
+    return query execute public.hybrid_search_query(coalesce(dims, 1), row_security, exact)
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,
-          rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length;
+          rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
+          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
+          compiled.updated_until;
 end;
 $$;

@@ -1,22 +1,33 @@
--- hybrid_search_query(dims, row_security) -> text
+-- hybrid_search_query(dims, row_security, exact) -> text
 --
 -- The statement hybrid_search executes for a query vector of `dims` dimensions. Parameters:
 -- $1 query embedding, $2 tsquery the GIN index matches (OR of the query's significant terms),
--- $3 candidates per leg, $4 filter, $5 full-text weight, $6 semantic weight, $7 run the full-text leg,
--- $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery per query term,
--- $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes.
+-- $3 candidates per leg, $4 filter (as given), $5 full-text weight, $6 semantic weight, $7 run the
+-- full-text leg, $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery
+-- per query term, $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes,
+-- $16 the scope's chunk ids (exact only), $17 - $24 the compiled filter (search_filter()): $17 the
+-- path when residual (else null), $18 vars, $19 dates, $20 containment, $21 / $22 created_from /
+-- created_until, $23 / $24 updated_from / updated_until.
 -- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
 -- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
 -- the full-text leg reads its matches by primary key from hybrid_search_visible_matches(), because
 -- under RLS `fts @@ query` cannot use the GIN index (see that function). Without RLS (the backend's
--- own role, service_role on Supabase) the statement is the same as before migration 013.
+-- own role, service_role on Supabase) the GIN match is read directly.
+-- exact: the admitted scope is small (search_scope() found at most exact_scan_threshold ids, $16):
+-- both legs read those ids through the primary key, the vector leg computes every distance (its
+-- ORDER BY is on the uncast column, which no HNSW index matches, so the plan cannot turn approximate)
+-- and the full-text leg checks `fts @@` on them. Filter and policies are already in $16 (and RLS
+-- applies again to the rows read).
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
 -- Migration 013 added row_security; the one-argument form would make hybrid_search_query(384) ambiguous.
 drop function if exists public.hybrid_search_query(integer);
+drop function if exists public.hybrid_search_query(integer, boolean);
 
-create or replace function public.hybrid_search_query(dims integer, row_security boolean default false)
+create or replace function public.hybrid_search_query(
+    dims integer, row_security boolean default false, exact boolean default false
+)
 returns text
 language sql
 immutable
@@ -34,7 +45,7 @@ as $fn$
                     from unnest($12::tsquery[], $13::float8[]) as w(q, idf))
                        / (1 - $14 + $14 * length(c.fts) / $15) as score
             from public.chunks c
-            where $7 and c.fts @@ $2 and c.metadata @> $4%2$s
+            where $7 and c.fts @@ $2%2$s
             order by score desc, c.id
             limit $3
         ),
@@ -43,14 +54,11 @@ as $fn$
             from full_text f
         ),
         nearest as materialized (
-            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
+            select c.id, %3$s as distance
             from public.chunks c
-            where $8 and c.embedding_dims = %1$s
-              -- An empty filter folds away: under RLS the planner may not use statistics for the
-              -- non-leakproof @>, guesses one row in a hundred passes, and would sort a scan, not use HNSW.
-              and ($4 = '{}'::jsonb or c.metadata @> $4)
+            where $8 and c.embedding_dims = %1$s%4$s
               and ($9::text is null or c.embedding_model = $9)
-            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            order by %3$s%5$s
             limit $3
         ),
         semantic as (
@@ -72,11 +80,45 @@ as $fn$
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
                case when $1 is null or c.embedding_dims <> %1$s then null
                     else 1 - (c.embedding <=> $1) end as similarity,
-               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score
+               fu.full_text_rank, fu.vector_rank, fu.full_text_score, fu.rrf_score,
+               cardinality($16::bigint[]) as scope_count
         from fused fu
         join public.chunks c on c.id = fu.id
         join public.documents d on d.id = c.document_id
         order by fu.rrf_score desc, fu.id
-    $q$, dims, case when row_security then '
-              and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))' else '' end);
+    $q$,
+    dims,
+    -- the full-text leg's scope
+    case when exact then '
+              and c.id = any($16)'
+         when row_security then '
+              and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))'
+         else '
+              and ($20 = ''{}''::jsonb or c.metadata @> $20)
+              and ($21::timestamptz is null or c.document_created_at >= $21)
+              and ($22::timestamptz is null or c.document_created_at <= $22)
+              and ($23::timestamptz is null or c.document_updated_at >= $23)
+              and ($24::timestamptz is null or c.document_updated_at <= $24)
+              and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
+    end,
+    -- the vector leg's distance: the indexed expression for HNSW, the plain column for an exact scan
+    case when exact then 'c.embedding <=> $1'
+         else format('c.embedding::vector(%1$s) <=> $1::vector(%1$s)', dims) end,
+    -- the vector leg's scope
+    case when exact then '
+              and c.id = any($16)'
+         else '
+              -- No filter folds away: under RLS the planner may not use statistics for the
+              -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
+              and ($20 = ''{}''::jsonb or c.metadata @> $20)
+              and ($21::timestamptz is null or c.document_created_at >= $21)
+              and ($22::timestamptz is null or c.document_created_at <= $22)
+              and ($23::timestamptz is null or c.document_updated_at >= $23)
+              and ($24::timestamptz is null or c.document_updated_at <= $24)
+              and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
+    end,
+    -- ties broken by id in an exact scan (an index scan returns its own order, which the leg keeps)
+    case when exact then ', c.id' else '' end);
 $fn$;

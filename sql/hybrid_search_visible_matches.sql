@@ -1,6 +1,6 @@
 -- hybrid_search_visible_matches(match_query, filter) -> setof bigint
 --
--- The ids of the chunks whose fts matches match_query (and whose metadata contains filter) that the
+-- The ids of the chunks whose fts matches match_query (and that pass filter, search_filter()'s grammar) that the
 -- caller may read. Why it exists: under row-level security PostgreSQL evaluates a query's own
 -- conditions after the policies unless their operators are LEAKPROOF, and tsvector @@ tsquery is not,
 -- so for an `authenticated` caller `fts @@ query` cannot drive the GIN index: the full-text leg
@@ -31,15 +31,24 @@ declare
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     user_id uuid := auth.uid();
+    f record;
 begin
     if not (all_rows or user_rows) then
         return;
     end if;
+    select * into f from public.search_filter(filter);
     return query
         select c.id
         from public.chunks c
         where c.fts @@ match_query
-          and c.metadata @> coalesce(filter, '{}'::jsonb)
+          and (f.containment = '{}'::jsonb or c.metadata @> f.containment)
+          and (f.created_from is null or c.document_created_at >= f.created_from)
+          and (f.created_until is null or c.document_created_at <= f.created_until)
+          and (f.updated_from is null or c.document_updated_at >= f.updated_from)
+          and (f.updated_until is null or c.document_updated_at <= f.updated_until)
+          and (not f.residual or f.path is null
+               or jsonb_path_match(case when f.dates then public.search_filter_target(
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, f.path, f.vars))
           and (all_rows or c.visibility = 'public' or c.owner_id = user_id);
 end;
 $$;

@@ -8,8 +8,10 @@
 --                          (chunks_embedding_<dims>_hnsw_idx).
 --   match_count            rows to return (1..1000).
 --   min_similarity         cosine similarity floor (1 = identical direction); the seed's 0.3.
---   filter                 jsonb containment filter on chunk metadata (metadata @> filter), applied
---                          inside the index scan, e.g. '{"lang": "zh"}' or '{"tags": ["invoice"]}'.
+--   filter                 which chunks may be returned, in search_filter()'s grammar (metadata fields,
+--                          the document dates created_at / updated_at, $eq $ne $in $nin $gt $gte $lt
+--                          $lte $exists $contains, $and / $or), applied inside the scan, e.g.
+--                          '{"lang": "zh"}', '{"tags": ["invoice"]}', '{"text_len": {"$gte": 200}}'.
 --   query_embedding_model  when given, only chunks embedded by this model are searched and a
 --                          corpus embedded by another model raises an error (never a silent mix).
 --   ef_search              hnsw.ef_search for this call: higher = better recall, slower.
@@ -17,7 +19,14 @@
 --                          matching chunks in the graph neighbourhood the beam explores: at 100k
 --                          chunks with a 1% filter, recall@10 is 0.83 at ef_search 100 and 1.00 at
 --                          200 (bench/latency).
+--   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
+--                          this (search_scope(): a statistics estimate, then at most this + 1 ids),
+--                          the distance of every one is computed: the exact top match_count of the
+--                          scope, no HNSW. 0: always HNSW.
 --
+-- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.
+-- Plans by selectivity: with a filter or under row-level security the admitted scope is counted
+-- first (bounded, index-served: search_scope); a small one is ranked exactly.
 -- A selective filter does not starve the result: hnsw.iterative_scan (relaxed_order) keeps
 -- scanning the index until match_count rows pass the filter (bounded by hnsw.max_scan_tuples).
 --
@@ -31,6 +40,9 @@ drop function if exists public.match_documents(vector, integer, double precision
 drop function if exists public.match_documents(
     vector, integer, double precision, jsonb, text, integer, integer
 );
+drop function if exists public.match_documents(
+    vector, integer, double precision, jsonb, text, integer, integer, integer
+);
 
 create or replace function public.match_documents(
     query_embedding vector,
@@ -39,7 +51,8 @@ create or replace function public.match_documents(
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
     ef_search integer default 100,
-    filtered_ef_search integer default 200
+    filtered_ef_search integer default 200,
+    exact_scan_threshold integer default 10000
 )
 returns table (
     id bigint,
@@ -54,7 +67,8 @@ returns table (
     metadata jsonb,
     embedding_model text,
     similarity double precision,
-    vector_rank integer
+    vector_rank integer,
+    scope_count integer
 )
 language plpgsql
 stable
@@ -64,18 +78,33 @@ set hnsw.ef_search = 100
 as $$
 declare
     dims integer := vector_dims(query_embedding);
+    compiled record;
+    scope_ids bigint[];
+    exact boolean := false;
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
     end if;
+    if exact_scan_threshold is null or exact_scan_threshold < 0 or exact_scan_threshold > 1000000 then
+        raise exception 'exact_scan_threshold must be between 0 and 1000000, got %', exact_scan_threshold
+            using errcode = '22023';
+    end if;
+    select * into compiled from public.search_filter(filter);  -- a bad filter fails before any work
     if not public.assert_embedding_space(dims, query_embedding_model) then
         return;
+    end if;
+    if exact_scan_threshold > 0 and (compiled.path is not null or row_security_active('public.chunks')) then
+        scope_ids := public.search_scope(filter, exact_scan_threshold);
+        exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb then ef_search else filtered_ef_search end,
         match_count)::text, true);
 
-    return query execute public.match_documents_query(dims)
-    using query_embedding, match_count, coalesce(filter, '{}'::jsonb), query_embedding_model, min_similarity;
+    return query execute public.match_documents_query(dims, exact)
+    using query_embedding, match_count, query_embedding_model, min_similarity,
+          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
+          compiled.updated_until;
 end;
 $$;

@@ -1,12 +1,21 @@
--- match_documents_query(dims) -> text
+-- match_documents_query(dims, exact) -> text
 --
 -- The statement match_documents executes for a query vector of `dims` dimensions ($1 query
--- embedding, $2 match_count, $3 filter, $4 model or null, $5 min_similarity). Kept separate so a DBA
--- can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
+-- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's chunk ids (exact
+-- only), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
+-- vars, $8 dates, $9 containment, $10 / $11 created_from / created_until, $12 / $13 updated_from /
+-- updated_until). Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
+-- exact: the admitted scope is small (search_scope() found at most exact_scan_threshold ids, $5): the
+-- distance of every one is computed, on the uncast column so that no HNSW index can take over, and
+-- the nearest match_count kept. Otherwise HNSW with an iterative scan that skips rows the filter
+-- rejects.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
-create or replace function public.match_documents_query(dims integer)
+-- Migration 016 added exact (and renumbered the parameters after $2).
+drop function if exists public.match_documents_query(integer);
+
+create or replace function public.match_documents_query(dims integer, exact boolean default false)
 returns text
 language sql
 immutable
@@ -15,14 +24,11 @@ set search_path = public, pg_temp
 as $fn$
     select format($q$
         with nearest as materialized (
-            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
+            select c.id, %2$s as distance
             from public.chunks c
-            where c.embedding_dims = %1$s
-              -- An empty filter folds away: under RLS the planner may not use statistics for the
-              -- non-leakproof @>, guesses one row in a hundred passes, and would sort a scan, not use HNSW.
-              and ($3 = '{}'::jsonb or c.metadata @> $3)
-              and ($4::text is null or c.embedding_model = $4)
-            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            where c.embedding_dims = %1$s%3$s
+              and ($3::text is null or c.embedding_model = $3)
+            order by %2$s%4$s
             limit $2
         ),
         ranked as (
@@ -31,11 +37,29 @@ as $fn$
         )
         select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
-               1 - r.distance as similarity, r.rank_ix as vector_rank
+               1 - r.distance as similarity, r.rank_ix as vector_rank,
+               cardinality($5::bigint[]) as scope_count
         from ranked r
         join public.chunks c on c.id = r.id
         join public.documents d on d.id = c.document_id
-        where 1 - r.distance >= $5
+        where 1 - r.distance >= $4
         order by r.rank_ix
-    $q$, dims);
+    $q$,
+    dims,
+    case when exact then 'c.embedding <=> $1'
+         else format('c.embedding::vector(%1$s) <=> $1::vector(%1$s)', dims) end,
+    case when exact then '
+              and c.id = any($5)'
+         else '
+              -- No filter folds away: under RLS the planner may not use statistics for the
+              -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
+              and ($9 = ''{}''::jsonb or c.metadata @> $9)
+              and ($10::timestamptz is null or c.document_created_at >= $10)
+              and ($11::timestamptz is null or c.document_created_at <= $11)
+              and ($12::timestamptz is null or c.document_updated_at >= $12)
+              and ($13::timestamptz is null or c.document_updated_at <= $13)
+              and ($6::jsonpath is null or jsonb_path_match(case when $8 then public.search_filter_target(
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $6, $7))'
+    end,
+    case when exact then ', c.id' else '' end);
 $fn$;

@@ -188,3 +188,85 @@ def test_every_shipped_confidence_policy_answers_in_the_documented_shape(make_se
     assert confidence["score_policy_version"] == f"overall_{policy}"
     assert confidence["best_parent_id"] == body["results"][0]["document_id"]
     assert confidence["top_parents"][0]["parent_id"] == confidence["best_parent_id"]
+
+
+# --- the filter grammar on /search and /chat ----------------------------------------------------------
+
+DATED_DOCS = [
+    {
+        "external_id": "old-report",
+        "title": "2023 年报",
+        "content": "袋鼠保护区 2023 年的报告。",
+        "metadata": {"tags": ["report", "animals"], "created_at": "2023-06-30"},
+    },
+    {
+        "external_id": "new-report",
+        "title": "2025 年报",
+        "content": "袋鼠保护区 2025 年的报告。",
+        "metadata": {"tags": ["report"], "created_at": "2025-02-01T09:00:00+08:00"},
+    },
+    {
+        "external_id": "note",
+        "title": "笔记",
+        "content": "袋鼠保护区的一则笔记，没有日期。",
+        "metadata": {"tags": ["animals"]},
+    },
+]
+
+
+@pytest.fixture
+def dated(client):
+    assert client.post("/documents/batch", json={"documents": DATED_DOCS}).status_code == 200
+    return client
+
+
+def _found(client, filters) -> list[str]:
+    response = client.post(
+        "/search", json={"query": "袋鼠保护区", "filters": filters, "dynamic": False, "top_k": 10}
+    )
+    assert response.status_code == 200, response.text
+    return sorted(r["external_id"] for r in response.json()["results"])
+
+
+def test_range_date_and_boolean_filters_on_search(dated):
+    assert _found(dated, {"created_at": {"$lt": "2024-01-01"}}) == ["old-report"]
+    assert _found(dated, {"created_at": "2025-02-01"}) == ["new-report"]  # 01:00 UTC that day
+    assert _found(dated, {"tags": "report", "created_at": {"$gte": "2024-01-01"}}) == ["new-report"]
+    assert _found(dated, {"$or": [{"tags": {"$nin": ["report"]}}, {"created_at": "2023-06-30"}]}) == [
+        "note",
+        "old-report",
+    ]
+    assert _found(dated, {"tags": ["report", "animals"]}) == ["old-report"]  # today's list form: holds both
+    body = dated.post("/search", json={"query": "袋鼠保护区", "filters": {"tags": "report"}}).json()
+    prefetch = body["diagnostics"]["stages"]["prefetch"]
+    assert (prefetch["plan"], prefetch["scope_count"]) == ("exact", 2)  # two chunks in scope: ranked exactly
+    assert body["diagnostics"]["parameters"]["filters"] == {"tags": {"$contains": ["report"]}}
+
+
+@pytest.mark.parametrize(
+    ("filters", "named"),
+    [
+        ({"author": "x"}, "'author' is not allowed"),
+        ({"lang": {"$like": "z%"}}, "'$like'"),
+        ({"text_len": {"$gt": "many"}}, "'text_len': expected a number"),
+        ({"created_at": {"$gte": "yesterday"}}, "'yesterday' is not an ISO 8601"),
+    ],
+)
+def test_bad_filters_are_a_422_naming_the_field_or_operator(dated, filters, named):
+    for route, body in (("/search", {"query": "袋鼠"}), ("/chat", {"message": "袋鼠在哪里？"})):
+        response = dated.post(route, json={**body, "filters": filters})
+        assert response.status_code == 422, route
+        assert named in response.json()["detail"], route
+
+
+def test_no_sql_can_be_injected_through_filter_keys_or_values(dated):
+    hostile_keys = ["lang'); drop table chunks; --", 'lang" || true || "', "metadata->>'lang'"]
+    for key in hostile_keys:
+        response = dated.post("/search", json={"query": "袋鼠", "filters": {key: "zh"}})
+        assert response.status_code == 422
+        assert "is not allowed" in response.json()["detail"]
+    hostile_values = ["zh'; drop table chunks; --", '" || true || "', "$.lang", "' or '1'='1"]
+    for value in hostile_values:
+        assert _found(dated, {"lang": value}) == []
+        assert _found(dated, {"tags": {"$in": [value]}}) == []
+    assert _found(dated, {}) == ["new-report", "note", "old-report"]  # every chunk still there

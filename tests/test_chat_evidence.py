@@ -263,7 +263,7 @@ def test_chat_options_apply_per_request_and_are_stored(make_services):
     options = body["diagnostics"]["evidence"]["options"]
     assert options == {
         "mode": "hybrid",
-        "filters": {"tags": ["饮食"]},
+        "filters": {"tags": {"$contains": ["饮食"]}},  # as applied: the normalised grammar
         "top_k": 5,
         "step_top_k": 3,
         "write_top_k": 2,

@@ -175,12 +175,14 @@ def _plan(conn: psycopg.Connection, row_security: bool, vector: np.ndarray) -> s
     sql = row[0]
     conn.execute(
         "prepare leg_plan (vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
-        f"tsquery[], float8[], float8, float8) as {sql}"
+        "tsquery[], float8[], float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, "
+        f"timestamptz, timestamptz, timestamptz) as {sql}"
     )
     literal = "'[" + ",".join(f"{x:.6f}" for x in vector) + "]'"
     rows = conn.execute(
         f"explain (costs off) execute leg_plan ({literal}, or_tsquery('编号77'), 40, '{{}}', 1, 1, "
-        "true, true, null, 60, 10, array[or_tsquery('编号77')], array[5.0], 0.5, 6.0)"
+        "true, true, null, 60, 10, array[or_tsquery('编号77')], array[5.0], 0.5, 6.0, "
+        "null, null, '{}', false, '{}', null, null, null, null)"
     ).fetchall()
     conn.execute("deallocate leg_plan")
     return "\n".join(r[0] for r in rows)
@@ -220,7 +222,10 @@ def test_a_users_hybrid_search_reads_the_gin_and_hnsw_indexes_and_never_scans_ch
         for i in range(8):
             with acting_as(conn, USERS[1]):
                 conn.execute(
-                    "select * from hybrid_search(%s, %s, 10)", (f"编号{70 + i} 编号{80 + i}", vectors[i])
+                    # exact_scan_threshold 0: the HNSW branch (the scope of 5,500 chunks is ranked
+                    # exactly by default; tests/test_scoped_search.py covers that branch).
+                    "select * from hybrid_search(%s, %s, 10, exact_scan_threshold => 0)",
+                    (f"编号{70 + i} 编号{80 + i}", vectors[i]),
                 ).fetchall()
         conn.execute("select pg_stat_force_next_flush()")
         deadline = time.monotonic() + 5

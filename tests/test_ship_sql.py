@@ -60,7 +60,7 @@ def test_a_tuning_change_ships_only_its_function(repo, fresh_database, capsys):
     assert text.count("create or replace function") == 1
     assert "create or replace function public.match_documents(" in text
     assert text.endswith((repo.sql_dir / "match_documents.sql").read_text(encoding="utf-8"))
-    assert len(text.splitlines()) < 100  # shipping all of sql/ took ~590 lines
+    assert len(text.splitlines()) < 150  # all of sql/ is ~1,000 lines
     assert (repo.versions_dir / f"r{number:03d}.py").exists()
     status = migration_lock.lock_status(repo)
     assert status.intact

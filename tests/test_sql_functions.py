@@ -189,10 +189,12 @@ def test_selective_filter_keeps_match_count_rows_through_hnsw_iterative_scan(big
     exact = rare[np.argsort(-(vectors[rare] @ query))][:20]
     with connect(url) as conn:
         rows = conn.execute(
-            "select position from match_documents(%s, 20, -1, %s)", (query, Jsonb({"bucket": "rare"}))
+            # exact_scan_threshold 0: this is about the HNSW walk, not the exact scan of a small scope.
+            "select position from match_documents(%s, 20, -1, %s, exact_scan_threshold => 0)",
+            (query, Jsonb({"bucket": "rare"})),
         ).fetchall()
         hybrid_rows = conn.execute(
-            "select position from hybrid_search(null, %s, 20, filter => %s)",
+            "select position from hybrid_search(null, %s, 20, filter => %s, exact_scan_threshold => 0)",
             (query, Jsonb({"bucket": "rare"})),
         ).fetchall()
     assert len(rows) == 20
@@ -225,9 +227,11 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             "hybrid_search_query",
             384,
             "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, tsquery[], float8[],"
-            " float8, float8",
+            " float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz, timestamptz,"
+            " timestamptz",
             "%s, public.or_tsquery('编号77 编号78'), 40, '{}', 1, 1, true, true, null, 60, 10,"
-            " array[public.or_tsquery('编号77'), public.or_tsquery('编号78')], array[5.0, 5.0], 0.5, 6.0",
+            " array[public.or_tsquery('编号77'), public.or_tsquery('编号78')], array[5.0, 5.0], 0.5, 6.0,"
+            " null, null, '{}', false, '{}', null, null, null, null",
             vectors[0],
         )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
@@ -237,8 +241,9 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             conn,
             "match_documents_query",
             384,
-            "vector, int, jsonb, text, float8",
-            "%s, 10, '{}', null, 0.3",
+            "vector, int, text, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz,"
+            " timestamptz, timestamptz",
+            "%s, 10, null, 0.3, null, null, '{}', false, '{}', null, null, null, null",
             vectors[0],
         )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan

@@ -111,6 +111,28 @@ class DocumentPage(BaseModel):
     offset: int
 
 
+FILTERS_DESCRIPTION = """Which chunks may be found, applied inside the SQL search (README: Filters).
+
+Fields: the metadata whitelist (METADATA_WHITELIST: lang, tags, keyphrases, source, doc_id, filename,
+content_type, media_type, text_len, quality_score, too_short) and the document's dates `created_at` /
+`updated_at` (ISO 8601 dates or timestamps; a date alone is its whole UTC day; no zone means UTC).
+
+* `{"lang": "zh"}` equals (`$eq` shorthand); `{"tags": ["a", "b"]}` holds both (`$contains`)
+* operators: `$eq` `$ne` `$in` `$nin` `$gt` `$gte` `$lt` `$lte` `$exists` `$contains`;
+  several on one field all apply: `{"text_len": {"$gte": 200, "$lt": 2000}}`
+* `$and` / `$or` take lists of filters, `$not` one; they nest; keys side by side all apply
+* on a list field (tags, keyphrases) `$eq`/`$in` mean "has that tag"/"has any", `$ne`/`$nin` "has none"
+
+An unknown field or operator, or a value of the wrong type, is a 422 naming it."""
+
+FILTER_EXAMPLES: list[dict[str, Any]] = [
+    {"lang": "zh", "tags": ["发票"]},
+    {"created_at": {"$gte": "2025-01-01"}, "tags": {"$in": ["报销", "发票"]}},
+    {"$or": [{"source": "wiki"}, {"quality_score": {"$gte": 0.8}}], "too_short": False},
+    {"updated_at": {"$gte": "2025-03-01T00:00:00+08:00"}, "source": {"$exists": True}},
+]
+
+
 class SearchIn(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -122,7 +144,14 @@ class SearchIn(BaseModel):
                     "mode": "hybrid",
                     "dynamic": True,
                     "filters": {"lang": "zh"},
-                }
+                },
+                {
+                    "query": "去年的发票报销流程",
+                    "filters": {
+                        "created_at": {"$gte": "2024-01-01", "$lt": "2025-01-01"},
+                        "$or": [{"tags": "发票"}, {"keyphrases": {"$in": ["报销", "发票"]}}],
+                    },
+                },
             ]
         },
     )
@@ -133,7 +162,9 @@ class SearchIn(BaseModel):
     )
     mode: Literal["hybrid", "vector", "fulltext"] | None = None
     dynamic: bool = Field(default=True, description="false: exactly top_k ranked results (evaluation).")
-    filters: dict[str, Any] | None = Field(default=None, description='e.g. {"lang": "zh", "tags": ["x"]}')
+    filters: dict[str, Any] | None = Field(
+        default=None, description=FILTERS_DESCRIPTION, examples=FILTER_EXAMPLES
+    )
     web: bool | Literal["auto"] = Field(
         default="auto",
         description="auto: web results only when the documents do not hold the answer; true: always; "
@@ -230,7 +261,8 @@ class ChatIn(BaseModel):
     mode: Literal["hybrid", "vector", "fulltext"] | None = Field(default=None, description="default: hybrid")
     filters: dict[str, Any] | None = Field(
         default=None,
-        description='metadata filter for every search of this turn, as on /search: {"tags": ["x"]}',
+        description="applied to every search of this turn; the grammar of /search:\n\n" + FILTERS_DESCRIPTION,
+        examples=FILTER_EXAMPLES,
     )
     web: bool | Literal["auto"] = Field(
         default="auto",

@@ -32,6 +32,7 @@ class HybridParams:
     ef_search: int = _knob("rag_hnsw_ef_search", HYBRID, MATCH)
     filtered_ef_search: int = _knob("rag_hnsw_filtered_ef_search", HYBRID, MATCH)
     min_similarity: float = _knob("rag_min_similarity", MATCH)
+    exact_scan_threshold: int = _knob("rag_exact_scan_threshold", HYBRID, MATCH)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HybridParams:

@@ -42,12 +42,19 @@ class SearchParameters(_Diag):
     candidate_count: int | None = Field(description="rows each SQL leg fetches; null: 4 x prefetch_k")
     ef_search: int = Field(description="hnsw.ef_search without a filter")
     filtered_ef_search: int = Field(description="hnsw.ef_search with a filter")
+    exact_scan_threshold: int = Field(
+        default=0,
+        description="a scope of at most this many chunks is ranked exactly (RAG_EXACT_SCAN_THRESHOLD)",
+    )
     rerank_policy: str = Field(description="the versioned rerank policy (RAG_RERANK_POLICY)")
     rerank_weights: dict[str, float] = Field(
         description="the policy's weight per feature; a result's scores.contributions are weight x value"
     )
     rerank_similarity: str = Field(description="what the policy's 'similarity' feature is in this mode")
-    filters: dict[str, Any] = Field(description="the metadata filter applied inside each SQL leg")
+    filters: dict[str, Any] = Field(
+        description="the filter applied inside each SQL leg, normalised (README: Filters): shorthand spelled "
+        "out, list fields as $contains, a date-only value as its UTC day"
+    )
 
 
 class StageOut(_Diag):
@@ -57,6 +64,14 @@ class StageOut(_Diag):
 
 class PrefetchStage(StageOut):
     embed_ms: float = Field(description="time spent embedding the query (0 in full-text mode)")
+    plan: Literal["exact", "index"] | None = Field(
+        default=None,
+        description="exact: the filter and row-level security admitted at most RAG_EXACT_SCAN_THRESHOLD "
+        "chunks, ranked exactly; index: the legs used their indexes (HNSW walk, GIN match); null: no rows",
+    )
+    scope_count: int | None = Field(
+        default=None, description="chunks the scope admitted, when the exact plan ran"
+    )
 
 
 class ConfidenceStage(_Diag):

@@ -22,7 +22,7 @@ from backend.embeddings import Embedder
 from backend.embeddings.query_cache import QueryEmbeddings
 from backend.errors import InvalidInput
 from backend.rerank import HeuristicReranker, Reranker
-from backend.retrieval.filters import to_containment
+from backend.retrieval.filters import compile_filter
 from backend.retrieval.params import HybridParams, Mode
 from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_k, policy_scores
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
@@ -122,7 +122,7 @@ class RetrievalService:
         top_k_max = request.top_k or s.rag_top_k_max
         if not 1 <= top_k_max <= s.search_max_top_k:
             raise InvalidInput(f"top_k must be between 1 and {s.search_max_top_k} (SEARCH_MAX_TOP_K)")
-        filters = to_containment(request.filters, s.metadata_whitelist)
+        filters = compile_filter(request.filters, s.metadata_whitelist)
         reranker = choose_reranker(self.rerankers, request.reranker, s.rerank_default)
         terms = query_terms(query)
         mode = self._mode(request.mode, terms)
@@ -196,6 +196,7 @@ class RetrievalService:
                 candidate_count=params.candidate_count,
                 ef_search=params.ef_search,
                 filtered_ef_search=params.filtered_ef_search,
+                exact_scan_threshold=params.exact_scan_threshold,
                 rerank_policy=self.rerank_policy.name,
                 rerank_weights=self.rerank_policy.weights,
                 rerank_similarity=self._similarity_source(mode),
@@ -203,7 +204,11 @@ class RetrievalService:
             ),
             stages=SearchStages(
                 prefetch=PrefetchStage(
-                    count=len(rows), ms=timings["prefetch_ms"], embed_ms=timings["embed_ms"]
+                    count=len(rows),
+                    ms=timings["prefetch_ms"],
+                    embed_ms=timings["embed_ms"],
+                    plan=(None if not rows else "index" if rows[0].get("scope_count") is None else "exact"),
+                    scope_count=rows[0].get("scope_count") if rows else None,
                 ),
                 rerank=StageOut(count=len(candidates), ms=timings["rerank_ms"]),
                 top_k=StageOut(count=len(results), ms=timings["cut_ms"]),

@@ -84,10 +84,14 @@ def write_documents(
     """
     if not documents:
         return []
+    # The replaced documents' chunks go first: rewriting a document row propagates its dates to its
+    # chunks (migration 016), which would rewrite every old chunk just before deleting it.
+    conn.execute(
+        "delete from chunks c using documents d where c.document_id = d.id "
+        "and d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)",
+        {"owner_id": owner_id, "external_ids": [d.external_id for d, _ in documents]},
+    )
     written = _upsert_documents(conn, owner_id=owner_id, documents=[d for d, _ in documents])
-    replaced = [w.id for w in written if not w.created]
-    if replaced:
-        conn.execute("delete from chunks where document_id = any(%(ids)s)", {"ids": replaced})
     rows = ((doc.id, c) for doc, (_, chunks) in zip(written, documents, strict=True) for c in chunks)
     copy_chunks(conn, owner_id=owner_id, embedding_model=embedding_model, chunks=rows)
     return written

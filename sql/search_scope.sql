@@ -1,0 +1,85 @@
+-- search_scope(filter, max_rows) -> bigint[]
+--
+-- The ids of the chunks the caller may read that pass `filter` (search_filter's grammar, any
+-- embedding) when there are at most max_rows of them; null when there are more. hybrid_search and
+-- match_documents pass exact_scan_threshold: ids back mean the scope is small enough to rank exactly
+-- (every admitted row, no HNSW), null means walk HNSW as usual.
+--
+-- Bounded cost, in two steps:
+--   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
+--      statistics, a fraction of a millisecond): above 4 x max_rows the answer is null at once;
+--   2. otherwise the ids themselves, at most max_rows + 1 of them (LIMIT), through the indexes that
+--      serve the scope: the statement is planned for this call's values, so the planner combines
+--      chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
+--      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
+--      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
+--      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
+-- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
+-- is too low costs the bounded count.
+--
+-- Row-level security: SECURITY DEFINER, because under RLS none of those conditions could use an index
+-- (their operators are not LEAKPROOF). It applies the chunk policies' rule for the calling role
+-- itself, as hybrid_search_visible_matches does: service_role (or a superuser) every chunk,
+-- authenticated the public ones and its own, anyone else none. The callers read the ids through the
+-- primary key, where RLS applies again: a disagreement could only lose rows, never show one.
+-- Usage:   select cardinality(search_scope('{"tags": ["invoice"]}', 10000));
+-- EXPLAIN: the statement is the $q$ text below; `explain analyze` it with the values filled in.
+set search_path = public, extensions;
+
+create or replace function public.search_scope(filter jsonb, max_rows integer)
+returns bigint[]
+language plpgsql
+-- volatile only because PostgreSQL allows EXPLAIN (step 1) in volatile functions alone; it writes nothing.
+volatile
+security definer
+set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
+    all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
+    user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
+    f record;
+    plan json;
+    ids bigint[];
+    residual_path jsonpath;
+    scope constant text := $q$
+        select c.id
+        from public.chunks c
+        where ($1 or c.visibility = 'public' or c.owner_id = $2)
+          and ($3 = '{}'::jsonb or c.metadata @> $3)
+          and ($4::timestamptz is null or c.document_created_at >= $4)
+          and ($5::timestamptz is null or c.document_created_at <= $5)
+          and ($6::timestamptz is null or c.document_updated_at >= $6)
+          and ($7::timestamptz is null or c.document_updated_at <= $7)
+          and ($8::jsonpath is null
+               or jsonb_path_match(case when $10 then public.search_filter_target(
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9))
+    $q$;
+begin
+    if coalesce(max_rows, 0) < 1 then
+        return null;
+    end if;
+    if not (all_rows or user_rows) then
+        return '{}';
+    end if;
+    select * into f from public.search_filter(filter);
+    -- The path only when the index conditions do not already say everything (search_filter.residual).
+    residual_path := case when f.residual then f.path end;
+    execute 'explain (format json) ' || scope
+    into plan
+    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
+          f.updated_until, residual_path, f.vars, f.dates;
+    if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
+        return null;
+    end if;
+    execute 'select array(' || scope || ' limit $11)'
+    into ids
+    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
+          f.updated_until, residual_path, f.vars, f.dates, max_rows + 1;
+    return case when cardinality(ids) > max_rows then null else ids end;
+end;
+$$;
+-- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
+revoke execute on function public.search_scope(jsonb, integer) from public, anon;
+grant execute on function public.search_scope(jsonb, integer) to authenticated, service_role;
