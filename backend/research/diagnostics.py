@@ -114,7 +114,7 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
         stop_reason=state.stop_reason,
         sufficient=state.sufficient,
         pool=state.pool.counts(),
-        searches=[ResearchSearchOut(**_search_fields(q)) for q in state.queries],
+        searches=[ResearchSearchOut(**_search_fields(q)) for q in state.queries if q],  # {}: cut short
         sufficiency=[SufficiencyOut(**v.as_event()) for v in state.verdicts],
         write=SectionWriteOut(
             evidence=len(draft.evidence),

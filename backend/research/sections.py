@@ -202,6 +202,10 @@ async def search(
     if not ctx.budget.take_search(phase):
         return None
     started = time.perf_counter()
+    # Reserved now, filled when the search returns: the diagnostics list searches in the order they
+    # were asked, not in the order concurrent searches happened to finish.
+    record: dict[str, Any] = {}
+    section.queries.append(record)
     request = SearchRequest(
         query=query,
         top_k=ctx.step_k,
@@ -246,7 +250,7 @@ async def search(
     new = section.pool.add(chunks, pool_source=pool_source, round_no=round_no, query=query)
     event.update(results=len(chunks) - event["web_results"], new=new)
     event["ms"] = round_ms(started)
-    section.queries.append({k: v for k, v in event.items() if k not in ("type", "section")})
+    record.update({k: v for k, v in event.items() if k not in ("type", "section")})
     ctx.emit(event)
     return result
 
