@@ -93,7 +93,7 @@ class Settings(BaseSettings):
         default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
     )
     rag_exact_scan_threshold: int = Field(
-        default=10000,
+        default=3000,
         ge=0,
         le=1_000_000,
         description="A filtered or row-level-secured search whose scope admits at most this many chunks "

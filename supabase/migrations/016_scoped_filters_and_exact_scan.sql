@@ -227,7 +227,7 @@ create or replace function public.hybrid_search(
     length_norm double precision default 0.5,
     match_df_budget integer default 2000,
     filtered_ef_search integer default 200,
-    exact_scan_threshold integer default 10000
+    exact_scan_threshold integer default 3000
 )
 returns table (
     id bigint,
@@ -562,7 +562,7 @@ create or replace function public.match_documents(
     query_embedding_model text default null,
     ef_search integer default 100,
     filtered_ef_search integer default 200,
-    exact_scan_threshold integer default 10000
+    exact_scan_threshold integer default 3000
 )
 returns table (
     id bigint,
