@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from backend.retrieval.where_cues import document_cue
 from bench.common import DATASETS_DIR
 from bench.where.measure import NoQuestions, dataset_rate, make_builder, question_files, scoping_rate
 from bench.where.scoping import NOW
@@ -38,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- missed: {question} -> {got or 'no date filter'}")
     for r in rates if args.show else []:
         print(f"\n## {r.name}: date filters on content questions\n")
+        if not r.flagged:
+            print("(none)")
         for question, item in r.flagged[: args.show]:
-            print(f"- {question} — `{item.phrase}` {item.field} {item.condition}")
+            cue = document_cue(question, item.strip[0]) if item.strip else None
+            why = f"cue `{cue}`" if cue else "a relative period"
+            print(f"- {question} — `{item.phrase}` ({why}): {item.field} {item.condition}")
     return 0
 
 
