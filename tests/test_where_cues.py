@@ -66,6 +66,8 @@ def rules(question: str) -> dict:
         ("year-to-date reports", "year-to-date", "2025-01-01", None),
         ("notes so far this year", "so far this year", "2025-01-01", None),
         ("上上周的文件", "上上周", "2025-06-02", "2025-06-09"),
+        ("去年12月上传的合同", "去年12月", "2024-12-01", "2025-01-01"),
+        ("今年3月5日的通知", "今年3月5日", "2025-03-05", "2025-03-06"),
     ],
 )
 def test_new_time_expressions_and_their_ranges(question, phrase, start, end):

@@ -180,6 +180,16 @@ def _cn_named(g: dict[str, str | None], now: datetime) -> Range | None:
     return _scoped(bounds, g["name"] not in _CN_NOWADAYS)
 
 
+_CN_YEARS_BACK = {"今年": 0, "本年": 0, "去年": -1, "前年": -2}
+
+
+@_rule(rf"(?P<rel>今年|本年|去年|前年)(?P<m>{_CN_MONTH})月份?(?:(?P<d>{_CN_DAY})[日号])?{_CN_MODIFIER}")
+def _cn_month_of_year(g: dict[str, str | None], now: datetime) -> Range | None:
+    """去年12月, 今年3月5日: a month or day of a year named relative to now (relative: a scope)."""
+    g = {**g, "y": str(now.year + _CN_YEARS_BACK[g["rel"] or ""])}
+    return _scoped(d.open_range(_absolute(g, now), g["mod"]), True)
+
+
 _CN_YTD = (
     r"(?:从|自)?(?:今年|本年度?)?年初(?:至今|以来|到现在|到今天|迄今)"
     r"|(?:今年|本年度?)(?:至今|迄今|到现在)|本年度?以来"

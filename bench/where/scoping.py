@@ -60,6 +60,24 @@ SCOPING: tuple[Scoping, ...] = (
     Scoping("emails sent two weeks ago", C, "2025-06-02", "2025-06-09"),
     Scoping("year-to-date sales reports", C, "2025-01-01", None),
     Scoping("action items from last month's board meeting notes", C, "2025-05-01", "2025-06-01"),
+    # Written after the rules, as a check they had not seen: 15 of these 16 passed at first (去年12月
+    # was read as the whole of last year), then 去年/今年 + a month was added.
+    Scoping("上个月写的周报里提到了哪些风险", C, "2025-05-01", "2025-06-01"),
+    Scoping("2024年第一季度的财报", C, "2024-01-01", "2024-04-01"),
+    Scoping("去年12月上传的合同", C, "2024-12-01", "2025-01-01"),
+    Scoping("2022年以来归档的审计文件", C, "2022-01-01", None),
+    Scoping("最近两周更新的操作手册", U, "2025-06-04T15:30", None),
+    Scoping("2023年下半年的会议纪要有哪些", C, "2023-07-01", "2024-01-01"),
+    Scoping("上周三发的邮件说了什么", C, "2025-06-11", "2025-06-12"),
+    Scoping("年初以来整理的笔记", C, "2025-01-01", None),
+    Scoping("2020到2022年的年报", C, "2020-01-01", "2023-01-01"),
+    Scoping("emails from last Tuesday", C, "2025-06-17", "2025-06-18"),
+    Scoping("the 2022 annual reports on sales", C, "2022-01-01", "2023-01-01"),
+    Scoping("slides uploaded yesterday", C, "2025-06-17", "2025-06-18"),
+    Scoping("documents created since January 2024", C, "2024-01-01", None),
+    Scoping("notes from Q2 2024 meetings", C, "2024-04-01", "2024-07-01"),
+    Scoping("reports published in the last 3 months", C, "2025-03-18T15:30", None),
+    Scoping("files modified two days ago", U, "2025-06-16", "2025-06-17"),
 )
 
 
