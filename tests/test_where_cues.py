@@ -102,6 +102,8 @@ def test_new_time_expressions_and_their_ranges(question, phrase, start, end):
         "How many of the 2000 documents mention tax?",  # a count, not a year
         "sales between 2021 and 2023",
         "Who won the third quarter?",
+        "只要2020年以前出生就可以报名吗",  # 只要: "as long as"
+        "What changed just before 1990?",
     ],
 )
 def test_dates_about_the_content_set_no_date_filter(question):
@@ -136,7 +138,8 @@ def test_scoping_questions_get_their_exact_date_filter(item: Scoping):
         ("papers in 2023", "in 2023", "papers"),
         ("documents written in 2022", "in 2022", "written"),
         ("anything uploaded in March", "in March", "uploaded"),
-        ("only from 2023", "from 2023", "only"),
+        ("search limited to 2023", "2023", "limited to"),
+        ("only in 2015 did they win", "in 2015", None),
         ("苹果2007年发布的手机", "2007年", None),
         ("1948年发表论文", "1948年", None),
         ("the book published in 1937", "in 1937", None),  # a book is not one of the documents here

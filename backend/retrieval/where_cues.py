@@ -9,7 +9,7 @@ for documents written then. So a year, month, day or quarter (and a word that of
 - a verb that documents undergo among others (发布, 写, 更新, published, written, updated ...) with a
   document word in the same clause: "2023年发布的通知", "documents published in 2023" — but not
   "苹果2007年发布的手机" or "1948年发表论文…" (no 的: a main verb, not a document's description);
-- an explicit scoping word right before it: "只看2022年的", "only from 2023".
+- an explicit scoping word right before it: "只看2022年的", "limited to 2023".
 Relative periods that only make sense as scope (上周, 上个月, 今年以来, last week, year to date) need
 no cue; where_time marks which ones those are.
 """
@@ -32,7 +32,7 @@ _ZH_VERBS = (
     "收到|发表|發表|签署|簽署"
 )
 _ZH_SCOPING = (
-    "只看|仅看|僅看|只要|仅限|僅限|限于|限於|限定在|限定|筛选|篩選|只搜|只查|只找|只检索|范围是|范围为|範圍是"
+    "只看|仅看|僅看|仅限|僅限|限于|限於|限定在|限定|筛选|篩選|只搜|只查|只找|只检索|范围是|范围为|範圍是"
 )
 _EN_NOUNS = (
     r"documents?|docs?|files?|reports?|papers?|articles?|notes|memos?|meeting\s+minutes|e-?mails?|slides?|"
@@ -44,7 +44,8 @@ _EN_VERBS = (
     r"published|written|wrote|created|updated|modified|edited|revised|sent|received|drafted|issued|"
     r"released|posted|dated|authored|shared|submitted"
 )
-_EN_SCOPING = r"only|just|limit(?:ed)?\s+to|restrict(?:ed)?\s+to|filter(?:ed)?\s+(?:to|by|on)|scoped?\s+to"
+# Not "only" or "just": "only in 2015 did they win", "just before 1990" are about the content.
+_EN_SCOPING = r"limit(?:ed)?\s+to|restrict(?:ed)?\s+to|filter(?:ed)?\s+(?:to|by|on)|scoped?\s+to"
 
 _BREAK = re.compile(r"[，,。；;：:！!？?\n]")
 _ZH_NOUN = re.compile(_ZH_NOUNS)
