@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research clean-data
+.PHONY: install run test test-fast lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research bench-where clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ bench-ingest: install
 ## bench-research: deep research on compound questions from the development sets, beside /chat (issue 14)
 bench-research: install
 	$(BIN)/python -m bench.research --all --compounds 40
+
+## bench-where: date filters the WhereBuilder puts on content questions (all false) and on scoping ones
+bench-where: install
+	$(BIN)/python -m bench.where --show 10
 
 clean-data:
 	-$(BIN)/python -m backend db stop

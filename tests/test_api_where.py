@@ -192,3 +192,46 @@ def test_chat_infers_filters_for_its_searches_and_reports_them(corpus):
     assert body["diagnostics"]["evidence"]["options"]["filters"] == retrieval["parameters"]["filters"]
     assert "en" in str(retrieval["parameters"]["filters"])
     assert {s["external_id"] for s in body["sources"]} <= {"invoice-en"}
+
+
+def test_a_year_about_the_content_sets_no_date_filter(corpus):
+    body = search(corpus, query="2024年发票报销的流程是什么", infer_filters=True)
+    where = body["diagnostics"]["where"]
+    assert [c["field"] for c in where["conditions"]] == ["tags"]  # 发票, a known tag; no created_at
+    assert "created_at" not in body["applied_where"]
+    assert "2024年" in where["retrieval_query"]  # the year stays part of what is searched
+
+
+@pytest.mark.skipif(not _ranges_supported(), reason="the filter grammar serves no date ranges")
+def test_a_year_tied_to_documents_filters_their_dates(corpus):
+    body = search(corpus, query="2024年上传的报销资料", infer_filters=True)
+    assert body["applied_where"] == {
+        "created_at": {"$gte": "2024-01-01T00:00:00+00:00", "$lt": "2025-01-01T00:00:00+00:00"}
+    }
+    assert ids(body) == ["invoice-zh"]
+    assert body["diagnostics"]["where"]["conditions"][0]["phrase"] == "2024年"
+
+
+@pytest.mark.skipif(not _ranges_supported(), reason="the filter grammar serves no date ranges")
+def test_days_ago_is_that_calendar_day(corpus):
+    body = search(corpus, query="三天前上传的资料", infer_filters=True)  # now: 2025-06-18, UTC
+    assert body["applied_where"] == {
+        "created_at": {"$gte": "2025-06-15T00:00:00+00:00", "$lt": "2025-06-16T00:00:00+00:00"}
+    }
+    assert ids(body) == ["invoice-en"]
+
+
+def test_english_pdf_filters_language_and_file_type(client, services):
+    services.retrieval.where.clock = lambda: NOW
+    pdf = {
+        "external_id": "invoice-pdf",
+        "title": "Invoice policy (PDF)",
+        "content": "Invoices above 500 euros need a second approval before reimbursement.",
+        "metadata": {"content_type": "application/pdf", "lang": "en"},
+    }
+    response = client.post("/documents/batch", json={"documents": [*WHERE_DOCS, pdf]})
+    assert response.status_code == 200
+    body = search(client, query="英文PDF里的报销规定", infer_filters=True)
+    assert body["applied_where"] == {"lang": {"$eq": "en"}, "content_type": {"$eq": "application/pdf"}}
+    assert ids(body) == ["invoice-pdf"]
+    assert body["diagnostics"]["where"]["retrieval_query"] == "报销规定"

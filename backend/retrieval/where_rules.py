@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from backend.retrieval.where_time import find_time
+from backend.retrieval.where_cues import document_cue
+from backend.retrieval.where_time import find_times
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,12 @@ class Vocabulary:
 
 
 _DOC_NOUNS_ZH = (
-    r"资料|文档|文章|文献|内容|材料|来源|版本|原文|文本|网页|页面|报告|论文|文件|数据|新闻|结果|书籍"
+    r"资料|文档|文章|文献|内容|材料|来源|版本|原文|文本|网页|页面|报告|论文|文件|数据|新闻|结果|书籍|"
+    r"PDF|pdf|邮件|纪要|笔记|通知|公告"
 )
 _DOC_NOUNS_EN = (
-    r"documents?|docs|sources?|articles?|papers?|materials?|texts?|pages?|results?|content|reports?|files?"
+    r"documents?|docs|sources?|articles?|papers?|materials?|texts?|pages?|results?|content|reports?|files?|"
+    r"pdfs?|e-?mails?|notes"
 )
 _LANGS_ZH = {"英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "简体中文": "zh", "繁体中文": "zh"}
 _LANG_ZH = re.compile(
@@ -72,12 +75,14 @@ _EN_DOC_BEFORE = re.compile(rf"\b(?:{_DOC_NOUNS_EN})\s*$|\bonly\s*$", re.IGNOREC
 
 # Media type words -> (field, value). A value is only used when the caller's documents hold it.
 _MEDIA = [
-    (re.compile(r"PDF(?:文件|文档|格式的?|版)?(?:里|中)?的?|\bpdfs?\b(?:\s+(?:files?|docs?))?", re.I),
+    (re.compile(r"\bpdfs?\b(?:\s+(?:files?|docs?))?|PDF(?:文件|文档|格式的?|版)?(?:里|中)?的?", re.I),
      [("content_type", "application/pdf"), ("media_type", "pdf")]),
     (re.compile(r"(?:网页|HTML页面)(?:里|中)?的?|\b(?:web\s*pages?|html\s+(?:pages?|files))\b", re.I),
      [("content_type", "text/html")]),
     (re.compile(r"(?:Markdown|markdown|MD)(?:文件|文档)的?|\bmarkdown\s+(?:files?|documents?|docs)\b", re.I),
      [("content_type", "text/markdown")]),
+    (re.compile(r"(?:TXT|txt|纯文本)(?:文件|文档)?(?:里|中)?的?|\b(?:txt|plain[-\s]text)\s+files?\b", re.I),
+     [("content_type", "text/plain")]),
     (re.compile(r"(?:图片|图像|照片)(?:资料|文件)?(?:里|中)?的?|\b(?:images?|photos?|pictures?)\b", re.I),
      [("media_type", "image")]),
     (re.compile(r"(?:视频|影片)(?:资料|文件)?(?:里|中)?的?|\bvideos?\b", re.I), [("media_type", "video")]),
@@ -119,7 +124,8 @@ def infer_rules(
 
 
 def _time(question: str, now: datetime) -> Inferred | None:
-    match = find_time(question, now)
+    """The longest time phrase that scopes the documents: a relative period, or one a cue ties to them."""
+    match = next((t for t in find_times(question, now) if t.scope or document_cue(question, t.span)), None)
     if match is None:
         return None
     condition: dict[str, Any] = {}
