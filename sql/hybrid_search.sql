@@ -38,9 +38,10 @@
 --                          a term in more chunks than both is too common to drive the GIN match.
 --   length_norm            b of the length normalisation (0 = none, 1 = full).
 --   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
---                          this, both legs rank exactly those rows (search_scope(): a statistics
---                          estimate, then at most this + 1 ids read through indexes): the vector leg computes every distance
---                          instead of walking HNSW, which is both exact and faster for a small scope.
+--                          this, both legs rank exactly those rows (search_scope_scan(): a statistics
+--                          estimate, then at most this + 1 rows read through indexes, each one's
+--                          distance computed in that pass) instead of walking HNSW, which is both
+--                          exact and faster for a small scope.
 --                          0 always walks HNSW. Only a filter or row-level security makes a scope.
 --   match_df_budget        the match uses the rarest terms while their document frequencies add up
 --                          to at most this; when the rarest alone exceeds it, the chunks containing
@@ -49,10 +50,11 @@
 --
 -- scope_count (every row): how many chunks the scope admitted when it was ranked exactly; null when
 -- the call walked HNSW (no filter and no RLS, or a scope above exact_scan_threshold).
--- Plans by selectivity: with a filter or under row-level security, search_scope() estimates the
--- admitted chunks from statistics and, unless clearly too many, counts them up to
--- exact_scan_threshold + 1 (index-served, bounded); few enough, and both legs read exactly
--- those ids by primary key (exact top-k); more, and the vector leg walks HNSW with an iterative scan
+-- Plans by selectivity: with a filter or under row-level security, search_scope_scan() estimates the
+-- admitted chunks from statistics and, unless clearly too many, reads them up to
+-- exact_scan_threshold + 1 (index-served, bounded) computing each one's distance; few enough, and
+-- the vector leg takes their nearest, the full-text leg reads its matches among those ids (exact
+-- top-k); more, and the vector leg walks HNSW with an iterative scan
 -- that skips rows the filter or the policies reject, the full-text leg checks its GIN matches.
 --
 -- Row-level security: SECURITY INVOKER, so the chunk and document policies decide what a caller
@@ -141,6 +143,8 @@ declare
     row_security boolean := row_security_active('public.chunks');
     compiled record;
     scope_ids bigint[];
+    scope_nearest bigint[];
+    scope_distances double precision[];
     exact boolean := false;
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
@@ -180,7 +184,10 @@ begin
         return;
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security) then
-        scope_ids := public.search_scope(filter, exact_scan_threshold);
+        select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
+        from public.search_scope_scan(filter, exact_scan_threshold,
+                                      case when use_vector then query_embedding end, dims,
+                                      query_embedding_model, leg_count) s;
         exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
@@ -193,6 +200,6 @@ begin
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until;
+          compiled.updated_until, scope_nearest, scope_distances;
 end;
 $$;

@@ -7,17 +7,17 @@
 -- per query term, $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes,
 -- $16 the scope's chunk ids (exact only), $17 - $24 the compiled filter (search_filter()): $17 the
 -- path when residual (else null), $18 vars, $19 dates, $20 containment, $21 / $22 created_from /
--- created_until, $23 / $24 updated_from / updated_until.
+-- created_until, $23 / $24 updated_from / updated_until, $25 / $26 the scope's nearest ids and their
+-- distances (exact only).
 -- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
 -- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
 -- the full-text leg reads its matches by primary key from hybrid_search_visible_matches(), because
 -- under RLS `fts @@ query` cannot use the GIN index (see that function). Without RLS (the backend's
 -- own role, service_role on Supabase) the GIN match is read directly.
--- exact: the admitted scope is small (search_scope() found at most exact_scan_threshold ids, $16):
--- both legs read those ids through the primary key, the vector leg computes every distance (its
--- ORDER BY is on the uncast column, which no HNSW index matches, so the plan cannot turn approximate)
--- and the full-text leg checks `fts @@` on them. Filter and policies are already in $16 (and RLS
--- applies again to the rows read).
+-- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold ids, $16,
+-- and computed the distance of every one in the same pass, $25 / $26): the vector leg takes the
+-- nearest of them, the full-text leg checks `fts @@` on the ids. Filter and policies are already in
+-- $16 (and RLS applies again to the rows read through the primary key).
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -53,13 +53,7 @@ as $fn$
             select f.id, f.score, row_number() over (order by f.score desc, f.id)::integer as rank_ix
             from full_text f
         ),
-        nearest as materialized (
-            select c.id, %3$s as distance
-            from public.chunks c
-            where $8 and c.embedding_dims = %1$s%4$s
-              and ($9::text is null or c.embedding_model = $9)
-            order by %3$s%5$s
-            limit $3
+        nearest as materialized (%3$s
         ),
         semantic as (
             select n.id, row_number() over (order by n.distance, n.id)::integer as rank_ix
@@ -102,13 +96,18 @@ as $fn$
               and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
                        c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
     end,
-    -- the vector leg's distance: the indexed expression for HNSW, the plain column for an exact scan
-    case when exact then 'c.embedding <=> $1'
-         else format('c.embedding::vector(%1$s) <=> $1::vector(%1$s)', dims) end,
-    -- the vector leg's scope
+    -- the vector leg
     case when exact then '
-              and c.id = any($16)'
-         else '
+            -- search_scope_scan ranked the admitted rows in its one pass over them ($25 / $26)
+            select n.id, n.distance
+            from unnest($25::bigint[], $26::double precision[]) as n(id, distance)
+            where $8
+            order by n.distance, n.id
+            limit $3'
+    else format('
+            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
+            from public.chunks c
+            where $8 and c.embedding_dims = %1$s
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
               and ($20 = ''{}''::jsonb or c.metadata @> $20)
@@ -117,8 +116,9 @@ as $fn$
               and ($23::timestamptz is null or c.document_updated_at >= $23)
               and ($24::timestamptz is null or c.document_updated_at <= $24)
               and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))'
-    end,
-    -- ties broken by id in an exact scan (an index scan returns its own order, which the leg keeps)
-    case when exact then ', c.id' else '' end);
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))
+              and ($9::text is null or c.embedding_model = $9)
+            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            limit $3', dims)
+    end);
 $fn$;

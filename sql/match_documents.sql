@@ -20,13 +20,13 @@
 --                          chunks with a 1% filter, recall@10 is 0.83 at ef_search 100 and 1.00 at
 --                          200 (bench/latency).
 --   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
---                          this (search_scope(): a statistics estimate, then at most this + 1 ids),
---                          the distance of every one is computed: the exact top match_count of the
---                          scope, no HNSW. 0: always HNSW.
+--                          this (search_scope_scan(): a statistics estimate, then at most this + 1
+--                          rows), the distance of every one is computed in that same pass: the exact
+--                          top match_count of the scope, no HNSW. 0: always HNSW.
 --
 -- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.
 -- Plans by selectivity: with a filter or under row-level security the admitted scope is counted
--- first (bounded, index-served: search_scope); a small one is ranked exactly.
+-- first (bounded, index-served: search_scope_scan); a small one is ranked exactly.
 -- A selective filter does not starve the result: hnsw.iterative_scan (relaxed_order) keeps
 -- scanning the index until match_count rows pass the filter (bounded by hnsw.max_scan_tuples).
 --
@@ -80,6 +80,8 @@ declare
     dims integer := vector_dims(query_embedding);
     compiled record;
     scope_ids bigint[];
+    scope_nearest bigint[];
+    scope_distances double precision[];
     exact boolean := false;
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
@@ -94,7 +96,9 @@ begin
         return;
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security_active('public.chunks')) then
-        scope_ids := public.search_scope(filter, exact_scan_threshold);
+        select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
+        from public.search_scope_scan(filter, exact_scan_threshold, query_embedding, dims,
+                                      query_embedding_model, match_count) s;
         exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
@@ -105,6 +109,6 @@ begin
     using query_embedding, match_count, query_embedding_model, min_similarity,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until;
+          compiled.updated_until, scope_nearest, scope_distances;
 end;
 $$;

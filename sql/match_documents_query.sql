@@ -4,11 +4,12 @@
 -- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's chunk ids (exact
 -- only), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
 -- vars, $8 dates, $9 containment, $10 / $11 created_from / created_until, $12 / $13 updated_from /
--- updated_until). Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
--- exact: the admitted scope is small (search_scope() found at most exact_scan_threshold ids, $5): the
--- distance of every one is computed, on the uncast column so that no HNSW index can take over, and
--- the nearest match_count kept. Otherwise HNSW with an iterative scan that skips rows the filter
--- rejects.
+-- updated_until, $14 / $15 the scope's nearest ids and their distances (exact only)). Kept separate
+-- so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
+-- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold rows and
+-- computed the distance of every one in the same pass, $14 / $15): the nearest match_count of them,
+-- read through the primary key (where RLS applies again). Otherwise HNSW with an iterative scan that
+-- skips rows the filter rejects.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -23,13 +24,7 @@ parallel safe
 set search_path = public, pg_temp
 as $fn$
     select format($q$
-        with nearest as materialized (
-            select c.id, %2$s as distance
-            from public.chunks c
-            where c.embedding_dims = %1$s%3$s
-              and ($3::text is null or c.embedding_model = $3)
-            order by %2$s%4$s
-            limit $2
+        with nearest as materialized (%2$s
         ),
         ranked as (
             select n.id, n.distance, row_number() over (order by n.distance, n.id)::integer as rank_ix
@@ -46,11 +41,16 @@ as $fn$
         order by r.rank_ix
     $q$,
     dims,
-    case when exact then 'c.embedding <=> $1'
-         else format('c.embedding::vector(%1$s) <=> $1::vector(%1$s)', dims) end,
     case when exact then '
-              and c.id = any($5)'
-         else '
+            -- search_scope_scan ranked the admitted rows in its one pass over them ($14 / $15)
+            select n.id, n.distance
+            from unnest($14::bigint[], $15::double precision[]) as n(id, distance)
+            order by n.distance, n.id
+            limit $2'
+    else format('
+            select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
+            from public.chunks c
+            where c.embedding_dims = %1$s
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
               and ($9 = ''{}''::jsonb or c.metadata @> $9)
@@ -59,7 +59,9 @@ as $fn$
               and ($12::timestamptz is null or c.document_updated_at >= $12)
               and ($13::timestamptz is null or c.document_updated_at <= $13)
               and ($6::jsonpath is null or jsonb_path_match(case when $8 then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $6, $7))'
-    end,
-    case when exact then ', c.id' else '' end);
+                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $6, $7))
+              and ($3::text is null or c.embedding_model = $3)
+            order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            limit $2', dims)
+    end);
 $fn$;

@@ -341,3 +341,57 @@ def test_neither_plan_shows_a_user_another_users_private_chunks(tenants, thresho
                     assert len(found) == 40
                     assert all(v == "public" or o == USERS[0].user_id for o, v in found), (tree, threshold)
                 assert any(o == USERS[0].user_id for o, _ in nearest)
+
+
+@pytest.mark.parametrize("user", [None, 0, 1], ids=["owner", "user0", "user1"])
+def test_the_scope_scan_ranks_every_admitted_chunk_in_one_pass(tenants, user):
+    """search_scope_scan: every admitted id, and the k nearest of them with their cosine distances,
+    closest first: the brute force over what the caller may read and the filter admits."""
+    url, vectors = tenants
+    query = vectors[7] + 0.5 * vectors[2]
+    query /= np.linalg.norm(query)
+    visible = [i for i in range(4000) if user is None or owner_of(i) in (None, user)]
+    admitted = [i for i in visible if i % 50 == 0]
+    with connect(url, autocommit=True) as conn, _as(conn, user):
+        scanned = conn.execute(
+            "select s.ids, s.nearest, s.distances from search_scope_scan(%s, 1000, %s, 384, null, 12) s",
+            (Jsonb({"tags": ["rare"]}), query),
+        ).fetchone()
+        assert scanned is not None
+        ids, nearest, distances = scanned
+        rows = conn.execute("select id, position from chunks where id = any(%s)", (ids,)).fetchall()
+        positions: dict[int, int] = dict(rows)
+        # Over the threshold: nothing counted, nothing ranked (the caller walks HNSW).
+        over = conn.execute(
+            "select s.ids, s.nearest, s.distances from search_scope_scan('{}', 100, %s, 384, null, 12) s",
+            (query,),
+        ).fetchone()
+    assert sorted(positions[i] for i in ids) == admitted
+    assert [positions[i] for i in nearest] == _brute_force(vectors, query, admitted, 12)
+    expected = [1 - float(vectors[positions[i]] @ query) for i in nearest]
+    assert distances == pytest.approx(expected, abs=1e-5)
+    assert over == (None, None, None)
+
+
+def test_embeddings_and_metadata_stay_in_the_heap_row(fresh_database):
+    """Migration 017: the exact plan and the filter recheck read both once per admitted chunk; out of
+    line (pgvector's default `external`), each read was a TOAST index lookup. A chunk as wide as real
+    ones (a long fts kept in the row by 010, long content) keeps them in the row; the content leaves."""
+    url = fresh_database()
+    migrations.upgrade(url)
+    words = " ".join(f"词{i} word{i}" for i in range(400))  # ~800 distinct lexemes: a wide fts
+    with connect(url) as conn:
+        document = insert_document(conn, visibility="public")
+        conn.execute(
+            "insert into chunks (document_id, position, content, content_hash, content_tokens, embedding, "
+            "embedding_model, metadata) values (%s, 0, %s, 'h', %s, %s, 'test-model@384', %s)",
+            (document, words, words, np.full(384, 0.05, dtype=np.float32), Jsonb(chunk_metadata(3))),
+        )
+        row = conn.execute(
+            "select pg_column_toast_chunk_id(embedding), pg_column_toast_chunk_id(metadata), "
+            "pg_column_toast_chunk_id(content) is not null, pg_column_size(fts) from chunks"
+        ).fetchone()
+        conn.rollback()
+    assert row is not None
+    assert row[3] > 2000  # wide enough that the row needed TOAST at all
+    assert row[:3] == (None, None, True)

@@ -39,7 +39,7 @@ from backend.text.segment import stopwords
 from bench.common import CACHE_DIR, DATASETS_DIR, log
 from bench.common.beir import dataset_names, load_dataset, read_jsonl
 
-GENERATOR_VERSION = 1  # bump when the generated data changes, so --reuse reloads
+GENERATOR_VERSION = 2  # bump when the generated data changes, so --reuse reloads
 N_CLUSTERS = 256
 SUBSPACE_RANK = 16
 SPREAD = 0.9  # length of the in-cluster (subspace) component, relative to the unit centroid
@@ -47,6 +47,14 @@ NOISE = 0.35  # length of the isotropic component
 MIX_RATIO = 0.3  # share of a chunk's sentences taken from other documents of the same language
 CHUNK_CHARS = (200, 500)  # target length range; the product's CHUNK_SIZE is 500
 RARE_SHARE, UNCOMMON_SHARE = 0.01, 0.04  # metadata bucket "rare" (the selective filter), "uncommon"
+# The selectivity sweep's filters: chunk metadata "sel" lists every share s with draw < s, so the
+# filter {"sel": ["0.01"]} admits 1 % of the chunks (nested: a 0.1 % chunk is also in the 1 % scope).
+SELECTIVITIES = (0.0001, 0.001, 0.01, 0.1, 0.5)
+# Owners: three bench tenants owning 0.1 %, 1 % and 10 % of the documents, a public corpus of 1 %
+# and the rest private to OTHER_TENANTS more users, so a tenant's RLS scope (public + own) is small.
+TENANT_SHARES = {"tenant-0.1%": 0.001, "tenant-1%": 0.01, "tenant-10%": 0.1}
+PUBLIC_SHARE = 0.01
+OTHER_TENANTS = 16
 SEGMENT_SOURCES = ("backend/text/segment.py", "backend/text/normalize.py", "backend/text/stopwords.txt")
 
 _ZH_END = re.compile(r"(?<=[。！？；!?;])|\n+")
@@ -185,6 +193,26 @@ class Document:
     content_hash: str
     metadata: dict
     chunks: list[Chunk]
+    owner_id: uuid.UUID | None = None  # None: the public corpus
+
+
+def tenant_id(name: str) -> uuid.UUID:
+    """The user id of a bench tenant (or of an "other-N" owner), stable across runs."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"pgrag-bench-tenant:{name}")
+
+
+def owner_of(doc_id: uuid.UUID) -> tuple[str | None, uuid.UUID | None]:
+    """(the bench tenant reading it as its own, or None; owner id, None for the public corpus), by the
+    document id's bits: deterministic and independent of the text's random stream."""
+    u = (doc_id.int >> 64) / 2**64
+    edge = 0.0
+    for name, share in TENANT_SHARES.items():
+        edge += share
+        if u < edge:
+            return name, tenant_id(name)
+    if u < edge + PUBLIC_SHARE:
+        return None, None
+    return None, tenant_id(f"other-{doc_id.int % OTHER_TENANTS}")
 
 
 @dataclass
@@ -248,7 +276,14 @@ class SyntheticCorpus:
         content_hash = hashlib.sha256("".join(c.content_hash for c in chunks).encode()).hexdigest()
         meta = {"source": src.dataset, "lang": src.lang, "content_type": "text/plain"}
         doc_id = uuid.UUID(int=rnd.getrandbits(128), version=4)
-        return Document(doc_id, external_id, src.title, src.dataset, content_hash, meta, chunks)
+        tenant, owner = owner_of(doc_id)
+        # "readers": the bench tenants that may read these chunks (RLS scope as a filter, for the owner's
+        # side of the tenant cells): all of them for the public corpus, the owner tenant for its own.
+        readers = list(TENANT_SHARES) if owner is None else [tenant] if tenant else []
+        for chunk in chunks:
+            if readers:
+                chunk.metadata["readers"] = readers
+        return Document(doc_id, external_id, src.title, src.dataset, content_hash, meta, chunks, owner)
 
     def _chunk(self, rnd: random.Random, src: SourceDoc, external_id: str, position: int) -> Chunk:
         target = rnd.randint(*CHUNK_CHARS)
@@ -276,6 +311,8 @@ class SyntheticCorpus:
             "quality_score": round(0.9 + 0.1 * rnd.random(), 4),
             "keyphrases": self._keyphrases(tokens),
         }
+        if draw < SELECTIVITIES[-1]:
+            meta["sel"] = [str(s) for s in SELECTIVITIES if draw < s]
         if draw < RARE_SHARE:
             meta["bucket"] = "rare"
         elif draw < RARE_SHARE + UNCOMMON_SHARE:

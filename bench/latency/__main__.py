@@ -2,12 +2,15 @@
 
 Usage: .venv/bin/python -m bench.latency --sizes 10000 100000 [--dims 384] [--seconds-per-cell N]
                                          [--keep-db | --reuse] [--term-stats trigger|refresh]
+                                         [--selectivity 0.0001 0.001 0.01 0.1 0.5 [--sweep-only]]
 
 Per size: a synthetic corpus (bench/common/synthetic.py) binary-COPYed into a scratch database on
 the embedded server in .data/bench-postgres (load.py), the Supabase guide's hybrid_search loaded
 beside it; then closed-loop cells at each concurrency, with and without a 1% metadata filter
 (cells.py); EXPLAIN (ANALYZE, BUFFERS) of hybrid_search's statement for representative queries and
-recall@10 of the vector leg (plans.py). Markdown to stdout and bench/results/latency-<size>.md,
+recall@10 of the vector leg (plans.py); with --selectivity, the selectivity sweep of sweep.py (scopes
+of every size and tenants through row-level security, recall@10 against the exact plan). Markdown to
+stdout and bench/results/latency-<size>.md,
 JSON alongside, plans in bench/results/latency-plans/.
 """
 
@@ -56,6 +59,7 @@ from bench.latency.plans import explain_hybrid, recall_at_10
 from bench.latency.report import render
 from bench.latency.rls import paired_rls
 from bench.latency.server import latency_settings, save_vectors
+from bench.latency.sweep import run_sweep
 
 MODELS = {384: LocalEmbedder.model_id, 768: "gemini-embedding-001@768"}
 
@@ -85,6 +89,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="queries run (unrecorded) before the cells; default: all",
     )
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--selectivity",
+        type=float,
+        nargs="+",
+        default=[],
+        help="run the selectivity sweep over these shares (of SELECTIVITIES) plus the tenant cells",
+    )
+    parser.add_argument("--sweep-only", action="store_true", help="with --selectivity: only the sweep")
+    parser.add_argument("--sweep-recall-queries", type=int, default=50, help="per sweep cell")
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--port", type=int, default=0, help="the API server's port (default: a free one)")
     keep = parser.add_mutually_exclusive_group()
@@ -235,25 +248,46 @@ def run_size(
     corpus = SyntheticCorpus(pool, size, args.dims, args.seed)
     url, record, reused = load_or_reuse(corpus, model, args)
     try:
-        cells = run_cells(url, model, queries, args)
-        explain = []
-        for n, (label, q, filtered) in enumerate(pick_explain_queries(cells, queries), 1):
-            log(f"  EXPLAIN {label}: {q.text}")
-            plan = explain_hybrid(
+        sweep = []
+        if args.selectivity:
+            log("  selectivity sweep ...")
+            if args.sweep_only:
+                warm_up(
+                    url, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries
+                )
+            sweep = run_sweep(
                 url,
-                args.dims,
-                q,
-                filtered=filtered,
-                model=model,
-                settings=settings,
-                out_base=args.out_dir / "latency-plans" / f"latency-{suffix(size, args.dims)}-q{n}",
+                settings,
+                model,
+                queries,
+                size=size,
+                selectivities=args.selectivity,
+                seconds=args.seconds_per_cell,
+                max_queries=args.max_queries_per_cell,
+                recall_queries=args.sweep_recall_queries,
             )
-            plan["plan_file"] = f"latency-plans/{plan['plan_file']}"
-            explain.append({"label": label, **plan})
-        log("  recall@10 ...")
-        recall = recall_at_10(url, args.dims, queries[: args.recall_queries], model, settings)
-        log("  row-level security, paired owner/user calls ...")
-        rls = paired_rls(url, settings, model, queries[: args.recall_queries])
+        cells = [] if args.sweep_only else run_cells(url, model, queries, args)
+        explain: list[dict[str, Any]] = []
+        recall: list[dict[str, Any]] = []
+        rls: list[dict[str, Any]] = []
+        if not args.sweep_only:
+            for n, (label, q, filtered) in enumerate(pick_explain_queries(cells, queries), 1):
+                log(f"  EXPLAIN {label}: {q.text}")
+                plan = explain_hybrid(
+                    url,
+                    args.dims,
+                    q,
+                    filtered=filtered,
+                    model=model,
+                    settings=settings,
+                    out_base=args.out_dir / "latency-plans" / f"latency-{suffix(size, args.dims)}-q{n}",
+                )
+                plan["plan_file"] = f"latency-plans/{plan['plan_file']}"
+                explain.append({"label": label, **plan})
+            log("  recall@10 ...")
+            recall = recall_at_10(url, args.dims, queries[: args.recall_queries], model, settings)
+            log("  row-level security, paired owner/user calls ...")
+            rls = paired_rls(url, settings, model, queries[: args.recall_queries])
         sizes = bulk_load.sizes(url)
         server = bulk_load.server_settings(url)
     finally:
@@ -261,6 +295,7 @@ def run_size(
             bulk_load.drop_database(size, args.dims)
     summaries = [c.summary() for c in cells]
     loads = [x for s in summaries for x in (s["loadavg_before"][0], s["loadavg_after"][0])]
+    loads += [r["loadavg_after"][0] for r in sweep]
     report = {
         **run,
         "server": server,
@@ -282,6 +317,7 @@ def run_size(
         "explain": explain,
         "recall": recall,
         "rls": rls,
+        "sweep": sweep,
         "query_embedding": embedding,
     }
     report["cell_query_index"] = [

@@ -26,6 +26,7 @@ from backend.db.repositories import retrieval as retrieval_repo
 from backend.retrieval.params import HYBRID, HybridParams
 from bench.common import supabase_ref
 from bench.common.synthetic import Query
+from bench.latency.server import BENCH_SERVICE_KEY
 
 RARE_FILTER = {"bucket": "rare"}
 WARMUP_QUERIES = 1
@@ -153,16 +154,23 @@ def _record_error(result: CellResult, lock: threading.Lock, exc: Exception) -> N
 
 
 def sql_runner(
-    url: str, settings: Settings, model: str, case: str, filtered: bool, identity: Identity | None = None
+    url: str,
+    settings: Settings,
+    model: str,
+    case: str,
+    filtered: bool,
+    identity: Identity | None = None,
+    tree: dict[str, Any] | None = None,
 ) -> RunnerFactory:
     """A factory of (run, close) pairs calling the product's repository functions on own connections.
 
     identity None: as the tables' owner (no row-level security). An identity: each call in its own
     transaction as that user, exactly as the API runs it (backend.db.identity), so RLS applies.
+    tree: a filter other than RARE_FILTER (filtered is then ignored).
     """
     common: dict[str, Any] = {
         "match_count": settings.rag_prefetch_k,
-        "filter": RARE_FILTER if filtered else {},
+        "filter": tree if tree is not None else RARE_FILTER if filtered else {},
         "embedding_model": model,
         "params": HybridParams.from_settings(settings),
     }
@@ -217,7 +225,9 @@ def http_runner(base_url: str, filtered: bool) -> RunnerFactory:
     """POST /search with the product's defaults (hybrid, dynamic top-k), one httpx client per worker."""
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:
-        client = httpx.Client(base_url=base_url, timeout=120)
+        # The service key: every chunk readable, as on the owner-side SQL cells (bench/latency/server.py).
+        headers = {"Authorization": f"Bearer {BENCH_SERVICE_KEY}"}
+        client = httpx.Client(base_url=base_url, timeout=120, headers=headers)
 
         def run(q: Query) -> Any:
             body: dict[str, Any] = {"query": q.text}

@@ -1,11 +1,16 @@
 """Where the exact scan of a filtered scope stops paying: the default of RAG_EXACT_SCAN_THRESHOLD.
 
-    python -m bench.latency.plan_threshold --size 100000 --reuse
+    python -m bench.latency.plan_threshold --size 100000 --reuse [--scope metadata|dates]
 
 On the latency benchmark's synthetic corpus (bench/latency's database of that size, loaded if
-missing), documents get dates spread over 1,000 days, so a `created_at` range admits any number of
-chunks through the btree on chunks.document_created_at. For each admitted count, every query runs
-back to back in alternating order as
+missing), a scope of about each requested count of chunks:
+    metadata (default)  the containment filter nearest the count among the synthetic "sel" shares,
+                        alone or with a `lang` or `source` value ({"sel": ["0.01"], "lang": "en"}):
+                        served by the GIN index on chunks.metadata, no change to the data;
+    dates               documents get dates spread over 1,000 days (an UPDATE of every row, then the
+                        HNSW index rebuilt: minutes at 100k, too long at 1M), and a `created_at` range
+                        admits any count through the btree on chunks.document_created_at.
+For each admitted count, every query runs back to back in alternating order as
     exact    exact_scan_threshold large: the scope is counted, every distance computed
     hnsw     exact_scan_threshold 0: the HNSW walk with an iterative scan, as before migration 016
     planned  exact_scan_threshold = --threshold: what the product does (estimate, count, choose)
@@ -17,6 +22,7 @@ largest count where exact is still no slower than hnsw.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -27,13 +33,11 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from backend.db.connection import connect
-from backend.db.migrations import SQL_DIR
-from backend.db.ship_sql import apply_sql_folder
 from backend.embeddings import LocalEmbedder
 from bench.common import RESULTS_DIR, log
 from bench.common.db import scalar, tune_bench_server
 from bench.common.report import write_json
-from bench.common.synthetic import SentencePool, SyntheticCorpus, load_queries
+from bench.common.synthetic import SELECTIVITIES, SentencePool, SyntheticCorpus, load_queries
 from bench.latency import load as bulk_load
 
 EXACT, HNSW = 1_000_000, 0
@@ -57,7 +61,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threshold", type=int, default=10_000, help="the 'planned' variant's threshold")
     parser.add_argument("--reuse", action="store_true", help="reuse bench/latency's database of that size")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--shared-buffers", default="1GB")
+    parser.add_argument("--scope", choices=("metadata", "dates"), default="metadata")
+    parser.add_argument(
+        "--shared-buffers",
+        default="4GB",
+        help="as bench.latency's default: a different value restarts the server (and breaks a running load)",
+    )
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     return parser.parse_args(argv)
 
@@ -75,10 +84,9 @@ def prepare(size: int, dims: int, pool: SentencePool, args: argparse.Namespace) 
             url, corpus, model=model, term_stats="refresh", batch_chunks=20_000, maintenance_work_mem="1GB"
         )
         bulk_load.save_record(size, dims, {"fingerprint": bulk_load.fingerprint(corpus, model), "load": load})
+    if args.scope == "metadata":
+        return url
     with connect(url) as conn:
-        # A reused database keeps the functions of its load: measure the ones sql/ defines now.
-        apply_sql_folder(conn, SQL_DIR)
-        conn.commit()
         if not scalar(conn, DATED):
             log("spreading document dates (the HNSW index is rebuilt afterwards) ...")
             index = f"chunks_embedding_{dims}_hnsw_idx"
@@ -92,6 +100,29 @@ def prepare(size: int, dims: int, pool: SentencePool, args: argparse.Namespace) 
         # Reused or just dated: the date update left a dead copy of each row.
         conn.execute("vacuum (analyze) public.chunks, public.documents")
     return url
+
+
+def metadata_scopes(conn: psycopg.Connection) -> list[tuple[int, dict]]:
+    """(admitted chunks, filter) for every "sel" share alone and with each `lang` / `source` value."""
+    out = []
+    extras: list[dict] = [{}]
+    for key in ("lang", "source"):
+        values = conn.execute(
+            "select distinct metadata ->> %s from public.chunks where metadata ? %s limit 20", (key, key)
+        ).fetchall()
+        extras += [{key: v} for (v,) in values if v]
+    for share in SELECTIVITIES:
+        for extra in extras:
+            tree = {"sel": [str(share)], **extra}
+            count = scalar(conn, "select count(*) from public.chunks where metadata @> %s", (Jsonb(tree),))
+            out.append((int(count), tree))
+    return out
+
+
+def scope_for(conn: psycopg.Connection, count: int, args: argparse.Namespace, scopes: list) -> dict:
+    if args.scope == "dates":
+        return {"created_at": {"$lt": cutoff(conn, count)}}
+    return min(scopes, key=lambda s: abs(np.log(max(s[0], 1) / count)))[1]
 
 
 def cutoff(conn: psycopg.Connection, count: int) -> str:
@@ -123,8 +154,9 @@ def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str,
         for query in queries[:3]:  # warm the caches and the plan paths
             for threshold in variants.values():
                 call(conn, "hybrid_search", query, {}, threshold)
+        scopes = metadata_scopes(conn) if args.scope == "metadata" else []
         for count in args.counts:
-            tree = {"created_at": {"$lt": cutoff(conn, count)}}
+            tree = scope_for(conn, count, args, scopes)
             for function in ("match_documents", "hybrid_search"):
                 times: dict[str, list[float]] = {name: [] for name in variants}
                 recalls: list[float] = []
@@ -143,6 +175,7 @@ def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str,
                 record = {
                     "size": args.size,
                     "scope": scope,
+                    "filter": tree,
                     "function": function,
                     **{f"{name}_p50_ms": _pct(t, 50) for name, t in times.items()},
                     **{f"{name}_p95_ms": _pct(t, 95) for name, t in times.items()},
@@ -169,14 +202,15 @@ def render(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f"planned = exact_scan_threshold {args.threshold:,}; "
         f"load average at the end {tuple(round(x, 2) for x in os.getloadavg())}.",
         "",
-        "| function | admitted | exact p50 / p95 | hnsw p50 / p95 | planned p50 / p95 | exact / hnsw p50 "
-        "| hnsw recall@10 |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| function | filter | admitted | exact p50 / p95 | hnsw p50 / p95 | planned p50 / p95 "
+        "| exact / hnsw p50 | hnsw recall@10 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records:
         recall = r["hnsw_recall_at_10"] if r["hnsw_recall_at_10"] is not None else ""
         lines.append(
-            f"| {r['function']} | {r['scope']:,} | {r['exact_p50_ms']} / {r['exact_p95_ms']} | "
+            f"| {r['function']} | `{json.dumps(r['filter'], ensure_ascii=False)}` "
+            f"| {r['scope']:,} | {r['exact_p50_ms']} / {r['exact_p95_ms']} | "
             f"{r['hnsw_p50_ms']} / {r['hnsw_p95_ms']} | {r['planned_p50_ms']} / {r['planned_p95_ms']} | "
             f"{r['exact_over_hnsw_p50']}× | {recall} |"
         )

@@ -1,6 +1,10 @@
 """What row-level security costs the SQL functions: each query run as the tables' owner and as a
 signed-in user, back to back in alternating order, so both see the same machine load (a noisy machine
 makes separate cells incomparable).
+
+The user is the bench tenant owning 10 % of the documents; RLS admits its own chunks and the public
+corpus. The owner side reads the same rows through the filter {"readers": [tenant]} (the synthetic
+corpus records on every chunk which bench tenants may read it), so both sides rank the same scope.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from backend.db.identity import apply_identity
 from backend.retrieval.params import HYBRID, MATCH
 from bench.common.synthetic import Query
 from bench.latency.cells import sql_runner
+from bench.latency.sweep import tenant_identity
+
+RLS_TENANT = "tenant-10%"
 
 
 def paired_rls(
@@ -27,8 +34,10 @@ def paired_rls(
     transaction and identity statements alone (what every request pays before its first query)."""
     out = []
     for case in (HYBRID, MATCH):
-        owner, close_owner = sql_runner(url, settings, model, case, False)()
-        user, close_user = sql_runner(url, settings, model, case, False, identity=LOCAL_IDENTITY)()
+        owner, close_owner = sql_runner(url, settings, model, case, False, tree={"readers": [RLS_TENANT]})()
+        user, close_user = sql_runner(
+            url, settings, model, case, False, identity=tenant_identity(RLS_TENANT)
+        )()
         try:
             owner_ms: list[float] = []
             user_ms: list[float] = []

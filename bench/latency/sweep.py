@@ -1,0 +1,254 @@
+"""The selectivity sweep: hybrid_search and match_documents at c=1 over scopes of every size.
+
+    .venv/bin/python -m bench.latency --sizes 100000 --selectivity 0.0001 0.001 0.01 0.1 0.5
+
+A scope is one of
+    unfiltered       no filter, as the tables' owner (the baseline of the same run)
+    selectivity s    the filter {"sel": ["s"]}, which admits a share s of the chunks (the synthetic
+                     corpus's "sel" metadata, bench/common/synthetic.py), as the tables' owner
+    tenant-x%        no filter, as the signed-in user who owns x % of the documents, through row-level
+                     security: the policies admit the public corpus (1 %) and the user's own chunks
+Each cell runs for --seconds-per-cell (or --max-queries-per-cell), one connection, the functions as
+the product calls them (HybridParams.from_settings: the shipped exact_scan_threshold). Recall@10 of
+each cell is measured against the same function on the same scope with the exact plan forced
+(exact_scan_threshold above the scope: every admitted chunk's distance computed), in the same run,
+under the same identity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from backend.auth.identity import Identity
+from backend.config import Settings
+from backend.db.connection import connect
+from backend.db.identity import apply_identity
+from backend.db.repositories import retrieval as retrieval_repo
+from backend.retrieval.params import HYBRID, MATCH, HybridParams
+from bench.common import log
+from bench.common.synthetic import PUBLIC_SHARE, TENANT_SHARES, Query, tenant_id
+from bench.latency.cells import CellResult, RunnerFactory, run_cell
+
+EXACT_THRESHOLD = 1_000_000  # the largest the functions accept: the exact plan up to 1M admitted chunks
+RECALL_K = 10
+
+
+@dataclass(frozen=True)
+class Scope:
+    label: str  # "unfiltered", "selectivity 0.01", "tenant-1%"
+    filter: dict[str, Any]
+    identity: Identity | None  # None: the tables' owner (no RLS)
+    selectivity: float | None = None  # the share of chunks the filter admits by construction
+    tenant_share: float | None = None  # the share of documents the tenant owns
+
+
+def tenant_identity(name: str) -> Identity:
+    user = tenant_id(name)
+    return Identity(
+        user_id=user,
+        role="authenticated",
+        claims={"sub": str(user), "role": "authenticated", "aud": "authenticated"},
+    )
+
+
+def scopes(selectivities: Sequence[float], tenants: bool = True) -> list[Scope]:
+    out = [Scope("unfiltered", {}, None)]
+    out += [Scope(f"selectivity {s:g}", {"sel": [str(s)]}, None, selectivity=s) for s in selectivities]
+    if tenants:
+        out += [
+            Scope(name, {}, tenant_identity(name), tenant_share=share)
+            for name, share in TENANT_SHARES.items()
+        ]
+    return out
+
+
+def admitted(url: str, scope: Scope) -> int:
+    """How many chunks the scope admits, counted as the tables' owner."""
+    with connect(url, autocommit=True) as conn:
+        if scope.identity is not None:
+            row = conn.execute(
+                "select count(*) from public.chunks where visibility = 'public' or owner_id = %s",
+                (scope.identity.user_id,),
+            ).fetchone()
+        elif scope.filter:
+            row = conn.execute(
+                "select count(*) from public.chunks where metadata @> %s::jsonb",
+                (psycopg.types.json.Jsonb(scope.filter),),
+            ).fetchone()
+        else:
+            row = conn.execute("select count(*) from public.chunks").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _call(
+    conn: psycopg.Connection,
+    case: str,
+    q: Query,
+    scope: Scope,
+    *,
+    match_count: int,
+    model: str,
+    params: HybridParams,
+) -> list[dict[str, Any]]:
+    def call() -> list[dict[str, Any]]:
+        common: dict[str, Any] = {
+            "match_count": match_count,
+            "filter": scope.filter,
+            "embedding_model": model,
+            "params": params,
+        }
+        if case == HYBRID:
+            return retrieval_repo.hybrid_search(conn, query_text=q.terms, query_embedding=q.vector, **common)
+        return retrieval_repo.match_documents(conn, query_embedding=q.vector, **common)
+
+    if scope.identity is None:
+        return call()
+    with conn.transaction():
+        apply_identity(conn, scope.identity, statement_timeout_ms=0)
+        return call()
+
+
+def scope_runner(url: str, settings: Settings, model: str, case: str, scope: Scope) -> RunnerFactory:
+    params = HybridParams.from_settings(settings)
+
+    def open_runner() -> tuple[Any, Any]:
+        conn = connect(url, autocommit=True)
+
+        def run(q: Query) -> list[dict[str, Any]]:
+            return _call(
+                conn,
+                case,
+                q,
+                scope,
+                match_count=settings.rag_prefetch_k,
+                model=model,
+                params=params,
+            )
+
+        return run, conn.close
+
+    return open_runner
+
+
+def recall(
+    url: str, settings: Settings, model: str, case: str, scope: Scope, queries: Sequence[Query]
+) -> dict[str, Any]:
+    """Recall@10 of the planned call against the exact plan, and how often the planned call was exact."""
+    planned_params = HybridParams.from_settings(settings)
+    exact_params = dataclasses.replace(planned_params, exact_scan_threshold=EXACT_THRESHOLD)
+    recalls: list[float] = []
+    exact_taken = answered = 0
+    exact_ms: list[float] = []
+    with connect(url, autocommit=True) as conn:
+        for q in queries:
+            k = settings.rag_prefetch_k
+            planned = _call(conn, case, q, scope, match_count=k, model=model, params=planned_params)
+            started = time.perf_counter()
+            truth = _call(conn, case, q, scope, match_count=k, model=model, params=exact_params)
+            exact_ms.append((time.perf_counter() - started) * 1000)
+            if planned:  # scope_count: the size of the scope when the planner ranked it exactly, else null
+                answered += 1
+                exact_taken += planned[0].get("scope_count") is not None
+            want = [r["id"] for r in truth[:RECALL_K]]
+            if want:
+                got = {r["id"] for r in planned[:RECALL_K]}
+                recalls.append(len(got.intersection(want)) / len(want))
+    return {
+        "recall_at_10": round(float(np.mean(recalls)), 3) if recalls else None,
+        "recall_queries": len(recalls),
+        "exact_plan_share": round(exact_taken / answered, 2) if answered else None,
+        "exact_p50_ms": round(float(np.median(exact_ms)), 2) if exact_ms else None,
+    }
+
+
+def run_sweep(
+    url: str,
+    settings: Settings,
+    model: str,
+    queries: Sequence[Query],
+    *,
+    size: int,
+    selectivities: Sequence[float],
+    seconds: float,
+    max_queries: int,
+    recall_queries: int,
+    tenants: bool = True,
+) -> list[dict[str, Any]]:
+    """One record per (scope, function): {size, scope, selectivity, admitted, function, p50_ms, p95_ms,
+    recall_at_10, ...}."""
+    records: list[dict[str, Any]] = []
+    for scope in scopes(selectivities, tenants):
+        count = admitted(url, scope)
+        for case in (HYBRID, MATCH):
+            factory = scope_runner(url, settings, model, case, scope)
+            cell: CellResult = run_cell(
+                case,
+                factory,
+                queries,
+                filtered=bool(scope.filter or scope.identity),
+                concurrency=1,
+                seconds=seconds,
+                max_queries=max_queries,
+            )
+            s = cell.summary()
+            quality = recall(url, settings, model, case, scope, queries[:recall_queries])
+            record = {
+                "size": size,
+                "scope": scope.label,
+                "selectivity": scope.selectivity,
+                "tenant_share": scope.tenant_share,
+                "public_share": PUBLIC_SHARE if scope.identity else None,
+                "rls": scope.identity is not None,
+                "admitted": count,
+                "function": case,
+                "queries": s["queries"],
+                "p50_ms": s["p50_ms"],
+                "p95_ms": s["p95_ms"],
+                "p99_ms": s["p99_ms"],
+                "errors": s["errors"],
+                "first_error": s["first_error"],
+                **quality,
+                "loadavg_after": s["loadavg_after"],
+            }
+            log(
+                f"  sweep {scope.label:18s} {case:16s} admitted {count:>8,}  p50 {s['p50_ms']}  "
+                f"p95 {s['p95_ms']} ms  recall@10 {quality['recall_at_10']}  "
+                f"exact plan {quality['exact_plan_share']}  errors {s['errors']}"
+            )
+            records.append(record)
+    base = {r["function"]: r["p95_ms"] for r in records if r["scope"] == "unfiltered"}
+    for r in records:
+        r["p95_over_unfiltered"] = (
+            round(r["p95_ms"] / base[r["function"]], 2) if base.get(r["function"]) else None
+        )
+    return records
+
+
+def render_sweep(records: list[dict[str, Any]], seconds: float) -> list[str]:
+    if not records:
+        return []
+    header = [
+        "| scope | admitted chunks | function | p50 ms | p95 ms | p95 / unfiltered | recall@10 "
+        "| exact plan |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    rows = [
+        f"| {r['scope']} | {r['admitted']:,} | `{r['function']}` | {r['p50_ms']} | {r['p95_ms']} | "
+        f"{r['p95_over_unfiltered']}× | {r['recall_at_10']} | {r['exact_plan_share']} |"
+        for r in records
+    ]
+    return [
+        "## Selectivity sweep",
+        f"c=1, {seconds:g} s per cell; recall@10 against the same function with the exact plan forced, "
+        'same scope and identity, same run. `selectivity s`: the filter `{"sel": ["s"]}` as the tables\' '
+        f"owner; `tenant-x%`: a signed-in user owning x % of the documents, through RLS (public corpus "
+        f"{PUBLIC_SHARE:.0%}); exact plan: the share of the recall queries the planner ranked exactly.",
+        "\n".join(header + rows),
+    ]
