@@ -98,6 +98,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--sweep-only", action="store_true", help="with --selectivity: only the sweep")
     parser.add_argument("--sweep-recall-queries", type=int, default=50, help="per sweep cell")
+    parser.add_argument(
+        "--skip-guide",
+        action="store_true",
+        help="load no copy of the corpus for the Supabase guide's functions (a 1M copy takes ~15 min)",
+    )
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--port", type=int, default=0, help="the API server's port (default: a free one)")
     keep = parser.add_mutually_exclusive_group()
@@ -146,14 +151,18 @@ def load_or_reuse(corpus: SyntheticCorpus, model: str, args: argparse.Namespace)
         batch_chunks=args.batch_chunks,
         maintenance_work_mem=args.maintenance_work_mem,
     )
-    log("loading the Supabase guide's table ...")
-    ref = supabase_ref.install(url, dims=corpus.dims, maintenance_work_mem=args.maintenance_work_mem)
+    ref = None
+    if not args.skip_guide:
+        log("loading the Supabase guide's table ...")
+        ref = supabase_ref.install(url, dims=corpus.dims, maintenance_work_mem=args.maintenance_work_mem)
     record = {"fingerprint": expect, "load": load, "supabase_ref_load": ref}
     bulk_load.save_record(corpus.size, corpus.dims, record)
     return url, record, False
 
 
-def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespace) -> list[CellResult]:
+def run_cells(
+    url: str, model: str, queries: list[Query], args: argparse.Namespace, *, guide: bool = True
+) -> list[CellResult]:
     settings = latency_settings()
     bounds = {"seconds": args.seconds_per_cell, "max_queries": args.max_queries_per_cell}
     cells = []
@@ -171,10 +180,13 @@ def run_cells(url: str, model: str, queries: list[Query], args: argparse.Namespa
         cells.append(cell)
 
     warm_up(url, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries)
-    run("supabase_ref", supabase_runner(url, settings.rag_prefetch_k, args.dims), False, 1)
-    indexed = supabase_runner(url, settings.rag_prefetch_k, args.dims, "hybrid_search_indexed")
-    warm_up_runner(indexed, queries, len(queries) if args.warmup_queries is None else args.warmup_queries)
-    run("supabase_ref_indexed", indexed, False, 1)
+    if guide:
+        run("supabase_ref", supabase_runner(url, settings.rag_prefetch_k, args.dims), False, 1)
+        indexed = supabase_runner(url, settings.rag_prefetch_k, args.dims, "hybrid_search_indexed")
+        warm_up_runner(indexed, queries, len(queries) if args.warmup_queries is None else args.warmup_queries)
+        run("supabase_ref_indexed", indexed, False, 1)
+    else:
+        log("  the Supabase guide's table was not loaded with this database (--skip-guide): no guide cells")
     for case in (HYBRID, MATCH):
         for filtered in (False, True):
             for concurrency in args.concurrency:
@@ -266,7 +278,8 @@ def run_size(
                 max_queries=args.max_queries_per_cell,
                 recall_queries=args.sweep_recall_queries,
             )
-        cells = [] if args.sweep_only else run_cells(url, model, queries, args)
+        guide = bool(record.get("supabase_ref_load"))
+        cells = [] if args.sweep_only else run_cells(url, model, queries, args, guide=guide)
         explain: list[dict[str, Any]] = []
         recall: list[dict[str, Any]] = []
         rls: list[dict[str, Any]] = []
