@@ -1,133 +1,20 @@
 -- search_scope(filter, max_rows) -> bigint[]
--- search_scope_scan(filter, max_rows, query_embedding, embedding_dims, embedding_model, k)
---     -> (ids bigint[], nearest bigint[], distances double precision[])
 --
--- The ids of the chunks the caller may read that pass `filter` (search_filter's grammar, any
--- embedding) when there are at most max_rows of them; null when there are more. hybrid_search and
--- match_documents pass exact_scan_threshold: ids back mean the scope is small enough to rank exactly
--- (every admitted row, no HNSW), null means walk HNSW as usual.
--- search_scope_scan does the same and, in the same pass over the admitted rows, computes the cosine
--- distance of each one in the query's embedding space (embedding_dims, and embedding_model when not
--- null): `nearest` holds the k closest ids, closest first (ties by id), `distances` their distances.
--- One visit per admitted row: reading the ids first and their embeddings by primary key afterwards
--- visited every heap page twice (~2x the cost of the exact plan; measured in docs/benchmarks.md).
---
--- Bounded cost, in two steps:
---   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
---      statistics, a fraction of a millisecond): above 4 x max_rows the answer is null at once;
---   2. otherwise the admitted rows themselves, at most max_rows + 1 of them (LIMIT), through the
---      indexes that serve the scope: the statement is planned for this call's values, so the planner
---      combines chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
---      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
---      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
---      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
--- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
--- is too low costs the bounded scan.
---
--- Row-level security: SECURITY DEFINER, because under RLS none of those conditions could use an index
--- (their operators are not LEAKPROOF). It applies the chunk policies' rule for the calling role
--- itself, as hybrid_search_visible_matches does: service_role (or a superuser) every chunk,
--- authenticated the public ones and its own, anyone else none. The callers read the rows through the
--- primary key, where RLS applies again: a disagreement could only lose rows, never show one.
+-- The ids of the chunks the caller may read that pass `filter` when there are at most max_rows of
+-- them; null when there are more: search_scope_scan() without a query vector (see
+-- sql/search_scope_scan.sql for the plan, its bounded cost and row-level security).
 -- Usage:   select cardinality(search_scope('{"tags": ["invoice"]}', 10000));
---          select nearest, distances from search_scope_scan('{"lang": "zh"}', 3000, $1, 384, null, 10);
--- EXPLAIN: the statement is the $q$ text below; `explain analyze` it with the values filled in.
 set search_path = public, extensions;
-
-create or replace function public.search_scope_scan(
-    filter jsonb,
-    max_rows integer,
-    query_embedding vector default null,
-    embedding_dims integer default null,
-    embedding_model text default null,
-    k integer default 0,
-    out ids bigint[],
-    out nearest bigint[],
-    out distances double precision[]
-)
-language plpgsql
--- volatile only because PostgreSQL allows EXPLAIN (step 1) in volatile functions alone; it writes nothing.
-volatile
-security definer
-set search_path = public, extensions, pg_temp
-set plan_cache_mode = force_custom_plan
-as $$
-declare
-    caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
-    all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
-    user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
-    f record;
-    plan json;
-    admitted integer;
-    residual_path jsonpath;
-    scope constant text := $q$
-        select c.id,
-               case when $11::vector is not null and c.embedding_dims = $12
-                         and ($13::text is null or c.embedding_model = $13)
-                    then c.embedding <=> $11 end as distance
-        from public.chunks c
-        where ($1 or c.visibility = 'public' or c.owner_id = $2)
-          and ($3 = '{}'::jsonb or c.metadata @> $3)
-          and ($4::timestamptz is null or c.document_created_at >= $4)
-          and ($5::timestamptz is null or c.document_created_at <= $5)
-          and ($6::timestamptz is null or c.document_updated_at >= $6)
-          and ($7::timestamptz is null or c.document_updated_at <= $7)
-          and ($8::jsonpath is null
-               or jsonb_path_match(case when $10 then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9))
-    $q$;
-begin
-    if coalesce(max_rows, 0) < 1 then
-        return;  -- all null: not counted, walk HNSW
-    end if;
-    if not (all_rows or user_rows) then
-        ids := '{}';
-        nearest := '{}';
-        distances := '{}';
-        return;
-    end if;
-    select * into f from public.search_filter(filter);
-    -- The path only when the index conditions do not already say everything (search_filter.residual).
-    residual_path := case when f.residual then f.path end;
-    execute 'explain (format json) ' || scope
-    into plan
-    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, query_embedding, embedding_dims, embedding_model;
-    if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
-        return;
-    end if;
-    -- Top k by a bounded heap sort (order by ... limit), not a sort of the whole scope.
-    execute 'with s as materialized (' || scope || ' limit $14),
-             top as (select s.id, s.distance from s where s.distance is not null
-                     order by s.distance, s.id limit $15)
-             select (select count(*)::integer from s),
-                    (select coalesce(array_agg(s.id), ''{}'') from s),
-                    (select coalesce(array_agg(t.id order by t.distance, t.id), ''{}'') from top t),
-                    (select coalesce(array_agg(t.distance order by t.distance, t.id), ''{}'') from top t)'
-    into admitted, ids, nearest, distances
-    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, query_embedding, embedding_dims, embedding_model,
-          max_rows + 1, greatest(coalesce(k, 0), 0);
-    if admitted > max_rows then
-        ids := null;
-        nearest := null;
-        distances := null;
-    end if;
-end;
-$$;
--- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
-revoke execute on function public.search_scope_scan(jsonb, integer, vector, integer, text, integer)
-    from public, anon;
-grant execute on function public.search_scope_scan(jsonb, integer, vector, integer, text, integer)
-    to authenticated, service_role;
 
 create or replace function public.search_scope(filter jsonb, max_rows integer)
 returns bigint[]
-language sql
+language plpgsql
 volatile
 set search_path = public, extensions, pg_temp
 as $$
-    select s.ids from public.search_scope_scan(filter, max_rows) s;
+begin
+    return (select s.ids from public.search_scope_scan(filter, max_rows) s);
+end;
 $$;
 revoke execute on function public.search_scope(jsonb, integer) from public, anon;
 grant execute on function public.search_scope(jsonb, integer) to authenticated, service_role;

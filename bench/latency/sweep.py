@@ -36,6 +36,9 @@ from bench.common import log
 from bench.common.synthetic import PUBLIC_SHARE, TENANT_SHARES, Query, tenant_id
 from bench.latency.cells import CellResult, RunnerFactory, run_cell
 
+# The unfiltered scope's exact truth: a filter every chunk passes, so that the functions take the scope
+# path (an empty filter without RLS has no scope to rank exactly).
+EVERY_CHUNK = {"created_at": {"$gte": "1900-01-01"}}
 EXACT_THRESHOLD = 1_000_000  # the largest the functions accept: the exact plan up to 1M admitted chunks
 RECALL_K = 10
 
@@ -96,11 +99,14 @@ def _call(
     match_count: int,
     model: str,
     params: HybridParams,
+    exact: bool = False,
 ) -> list[dict[str, Any]]:
+    tree = EVERY_CHUNK if exact and not scope.filter and scope.identity is None else scope.filter
+
     def call() -> list[dict[str, Any]]:
         common: dict[str, Any] = {
             "match_count": match_count,
-            "filter": scope.filter,
+            "filter": tree,
             "embedding_model": model,
             "params": params,
         }
@@ -144,15 +150,16 @@ def recall(
     planned_params = HybridParams.from_settings(settings)
     exact_params = dataclasses.replace(planned_params, exact_scan_threshold=EXACT_THRESHOLD)
     recalls: list[float] = []
-    exact_taken = answered = 0
+    exact_taken = answered = truth_exact = 0
     exact_ms: list[float] = []
     with connect(url, autocommit=True) as conn:
         for q in queries:
             k = settings.rag_prefetch_k
             planned = _call(conn, case, q, scope, match_count=k, model=model, params=planned_params)
             started = time.perf_counter()
-            truth = _call(conn, case, q, scope, match_count=k, model=model, params=exact_params)
+            truth = _call(conn, case, q, scope, match_count=k, model=model, params=exact_params, exact=True)
             exact_ms.append((time.perf_counter() - started) * 1000)
+            truth_exact += bool(truth) and truth[0].get("scope_count") is not None
             if planned:  # scope_count: the size of the scope when the planner ranked it exactly, else null
                 answered += 1
                 exact_taken += planned[0].get("scope_count") is not None
@@ -165,6 +172,8 @@ def recall(
         "recall_queries": len(recalls),
         "exact_plan_share": round(exact_taken / answered, 2) if answered else None,
         "exact_p50_ms": round(float(np.median(exact_ms)), 2) if exact_ms else None,
+        # the truth must come from the exact plan: anything else would make recall meaningless
+        "truth_exact_share": round(truth_exact / len(queries), 2) if queries else None,
     }
 
 

@@ -1,4 +1,4 @@
-"""Apply supabase/migrations/017_scope_scan_and_inline_vectors.sql."""
+"""Apply supabase/migrations/017_scope_scan_and_inline_metadata.sql."""
 
 from backend.db.migrations import apply_sql_file
 
@@ -9,7 +9,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    apply_sql_file("017_scope_scan_and_inline_vectors.sql")
+    apply_sql_file("017_scope_scan_and_inline_metadata.sql")
 
 
 def downgrade() -> None:
