@@ -39,8 +39,8 @@
 --   length_norm            b of the length normalisation (0 = none, 1 = full).
 --   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
 --                          this, both legs rank exactly those rows (search_scope_scan(): a statistics
---                          estimate, then at most this + 1 rows read through indexes, each one's
---                          distance computed in that pass) instead of walking HNSW, which is both
+--                          estimate, then at most this + 1 ids read through indexes, and the
+--                          distance of each computed) instead of walking HNSW, which is both
 --                          exact and faster for a small scope.
 --                          0 always walks HNSW. Only a filter or row-level security makes a scope.
 --   match_df_budget        the match uses the rarest terms while their document frequencies add up
@@ -52,7 +52,7 @@
 -- the call walked HNSW (no filter and no RLS, or a scope above exact_scan_threshold).
 -- Plans by selectivity: with a filter or under row-level security, search_scope_scan() estimates the
 -- admitted chunks from statistics and, unless clearly too many, reads them up to
--- exact_scan_threshold + 1 (index-served, bounded) computing each one's distance; few enough, and
+-- exact_scan_threshold + 1 (index-served, bounded); few enough, it computes their distances, and
 -- the vector leg takes their nearest, the full-text leg reads its matches among those ids (exact
 -- top-k); more, and the vector leg walks HNSW with an iterative scan
 -- that skips rows the filter or the policies reject, the full-text leg checks its GIN matches.

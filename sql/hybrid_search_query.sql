@@ -15,7 +15,7 @@
 -- under RLS `fts @@ query` cannot use the GIN index (see that function). Without RLS (the backend's
 -- own role, service_role on Supabase) the GIN match is read directly.
 -- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold ids, $16,
--- and computed the distance of every one in the same pass, $25 / $26): the vector leg takes the
+-- and the distance of every one, $25 / $26): the vector leg takes the
 -- nearest of them, the full-text leg checks `fts @@` on the ids. Filter and policies are already in
 -- $16 (and RLS applies again to the rows read through the primary key).
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
@@ -98,7 +98,7 @@ as $fn$
     end,
     -- the vector leg
     case when exact then '
-            -- search_scope_scan ranked the admitted rows in its one pass over them ($25 / $26)
+            -- search_scope_scan ranked every admitted row ($25 / $26)
             select n.id, n.distance
             from unnest($25::bigint[], $26::double precision[]) as n(id, distance)
             where $8

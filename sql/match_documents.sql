@@ -21,7 +21,7 @@
 --                          200 (bench/latency).
 --   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
 --                          this (search_scope_scan(): a statistics estimate, then at most this + 1
---                          rows), the distance of every one is computed in that same pass: the exact
+--                          ids), the distance of every one is computed: the exact
 --                          top match_count of the scope, no HNSW. 0: always HNSW.
 --
 -- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.

@@ -7,7 +7,7 @@
 -- updated_until, $14 / $15 the scope's nearest ids and their distances (exact only)). Kept separate
 -- so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
 -- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold rows and
--- computed the distance of every one in the same pass, $14 / $15): the nearest match_count of them,
+-- computed the distance of every one, $14 / $15): the nearest match_count of them,
 -- read through the primary key (where RLS applies again). Otherwise HNSW with an iterative scan that
 -- skips rows the filter rejects.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
@@ -42,7 +42,7 @@ as $fn$
     $q$,
     dims,
     case when exact then '
-            -- search_scope_scan ranked the admitted rows in its one pass over them ($14 / $15)
+            -- search_scope_scan ranked every admitted row ($14 / $15)
             select n.id, n.distance
             from unnest($14::bigint[], $15::double precision[]) as n(id, distance)
             order by n.distance, n.id

@@ -5,22 +5,24 @@
 -- embedding) when there are at most max_rows of them; null when there are more. hybrid_search and
 -- match_documents pass exact_scan_threshold: ids back mean the scope is small enough to rank exactly
 -- (every admitted row, no HNSW), null means walk HNSW as usual.
--- In the same pass over the admitted rows it computes the cosine distance of each one in the query's
--- embedding space (embedding_dims, and embedding_model when not null): `nearest` holds the k closest
--- ids, closest first (ties by id), `distances` their distances. One pass: reading the ids first and
--- the rows again by primary key for their embeddings (migration 016) visited every heap page twice.
+-- When there are few enough, it also computes the cosine distance of each admitted chunk in the
+-- query's embedding space (embedding_dims, and embedding_model when not null): `nearest` holds the k
+-- closest ids, closest first (ties by id), `distances` their distances. The callers rank the exact
+-- plan's vector leg from these arrays instead of reading every admitted row again.
 --
 -- Bounded cost, in two steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
 --      statistics, a fraction of a millisecond): above 4 x max_rows the answer is null at once;
---   2. otherwise the admitted rows themselves, at most max_rows + 1 of them (LIMIT), through the
---      indexes that serve the scope: the statement is planned for this call's values, so the planner
+--   2. otherwise the admitted ids, at most max_rows + 1 of them (LIMIT; no embedding read), through
+--      the indexes that serve the scope: the statement is planned for this call's values, so the planner
 --      combines chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
 --      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
 --      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
 --      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
+--   3. only when at most max_rows came back, their distances (the rows by primary key, each
+--      embedding read once) and the k nearest.
 -- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
--- is too low costs the bounded scan.
+-- is too low costs the bounded count.
 --
 -- Row-level security: SECURITY DEFINER, because under RLS none of those conditions could use an index
 -- (their operators are not LEAKPROOF). It applies the chunk policies' rule for the calling role
@@ -56,13 +58,9 @@ declare
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     f record;
     plan json;
-    admitted integer;
     residual_path jsonpath;
     scope constant text := $q$
-        select c.id,
-               case when $11::vector is not null and c.embedding_dims = $12
-                         and ($13::text is null or c.embedding_model = $13)
-                    then c.embedding <=> $11 end as distance
+        select c.id
         from public.chunks c
         where ($1 or c.visibility = 'public' or c.owner_id = $2)
           and ($3 = '{}'::jsonb or c.metadata @> $3)
@@ -90,27 +88,35 @@ begin
     execute 'explain (format json) ' || scope
     into plan
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, query_embedding, embedding_dims, embedding_model;
+          f.updated_until, residual_path, f.vars, f.dates;
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
         return;
     end if;
-    -- Top k by a bounded heap sort (order by ... limit), not a sort of the whole scope.
-    execute 'with s as materialized (' || scope || ' limit $14),
-             top as (select s.id, s.distance from s where s.distance is not null
-                     order by s.distance, s.id limit $15)
-             select (select count(*)::integer from s),
-                    (select coalesce(array_agg(s.id), ''{}'') from s),
-                    (select coalesce(array_agg(t.id order by t.distance, t.id), ''{}'') from top t),
-                    (select coalesce(array_agg(t.distance order by t.distance, t.id), ''{}'') from top t)'
-    into admitted, ids, nearest, distances
+    -- The bounded count reads no embedding: a scope that turns out too large costs only the rechecks.
+    execute 'select array(' || scope || ' limit $11)'
+    into ids
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, query_embedding, embedding_dims, embedding_model,
-          max_rows + 1, greatest(coalesce(k, 0), 0);
-    if admitted > max_rows then
+          f.updated_until, residual_path, f.vars, f.dates, max_rows + 1;
+    if cardinality(ids) > max_rows then
         ids := null;
-        nearest := null;
-        distances := null;
+        return;
     end if;
+    -- Small enough: the distance of every admitted chunk in the query's space, the k nearest kept
+    -- (a bounded heap sort). Their heap pages were just read; the embeddings are read out of line.
+    select coalesce(array_agg(n.id order by n.distance, n.id), '{}'),
+           coalesce(array_agg(n.distance order by n.distance, n.id), '{}')
+    into nearest, distances
+    from (
+        select c.id, c.embedding <=> query_embedding as distance
+        from public.chunks c
+        where c.id = any(ids)
+          and query_embedding is not null
+          and c.embedding_dims = search_scope_scan.embedding_dims
+          and (search_scope_scan.embedding_model is null
+               or c.embedding_model = search_scope_scan.embedding_model)
+        order by 2, 1
+        limit greatest(coalesce(k, 0), 0)
+    ) n;
 end;
 $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.

@@ -150,7 +150,7 @@ def recall(
     planned_params = HybridParams.from_settings(settings)
     exact_params = dataclasses.replace(planned_params, exact_scan_threshold=EXACT_THRESHOLD)
     recalls: list[float] = []
-    exact_taken = answered = truth_exact = 0
+    exact_taken = answered = truth_exact = truths = 0
     exact_ms: list[float] = []
     with connect(url, autocommit=True) as conn:
         for q in queries:
@@ -159,7 +159,9 @@ def recall(
             started = time.perf_counter()
             truth = _call(conn, case, q, scope, match_count=k, model=model, params=exact_params, exact=True)
             exact_ms.append((time.perf_counter() - started) * 1000)
-            truth_exact += bool(truth) and truth[0].get("scope_count") is not None
+            if truth:  # match_documents may return nothing above its similarity floor
+                truths += 1
+                truth_exact += truth[0].get("scope_count") is not None
             if planned:  # scope_count: the size of the scope when the planner ranked it exactly, else null
                 answered += 1
                 exact_taken += planned[0].get("scope_count") is not None
@@ -173,7 +175,7 @@ def recall(
         "exact_plan_share": round(exact_taken / answered, 2) if answered else None,
         "exact_p50_ms": round(float(np.median(exact_ms)), 2) if exact_ms else None,
         # the truth must come from the exact plan: anything else would make recall meaningless
-        "truth_exact_share": round(truth_exact / len(queries), 2) if queries else None,
+        "truth_exact_share": round(truth_exact / truths, 2) if truths else None,
     }
 
 

@@ -59,8 +59,8 @@ alter table public.chunks alter column metadata set storage main;
 --   length_norm            b of the length normalisation (0 = none, 1 = full).
 --   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
 --                          this, both legs rank exactly those rows (search_scope_scan(): a statistics
---                          estimate, then at most this + 1 rows read through indexes, each one's
---                          distance computed in that pass) instead of walking HNSW, which is both
+--                          estimate, then at most this + 1 ids read through indexes, and the
+--                          distance of each computed) instead of walking HNSW, which is both
 --                          exact and faster for a small scope.
 --                          0 always walks HNSW. Only a filter or row-level security makes a scope.
 --   match_df_budget        the match uses the rarest terms while their document frequencies add up
@@ -72,7 +72,7 @@ alter table public.chunks alter column metadata set storage main;
 -- the call walked HNSW (no filter and no RLS, or a scope above exact_scan_threshold).
 -- Plans by selectivity: with a filter or under row-level security, search_scope_scan() estimates the
 -- admitted chunks from statistics and, unless clearly too many, reads them up to
--- exact_scan_threshold + 1 (index-served, bounded) computing each one's distance; few enough, and
+-- exact_scan_threshold + 1 (index-served, bounded); few enough, it computes their distances, and
 -- the vector leg takes their nearest, the full-text leg reads its matches among those ids (exact
 -- top-k); more, and the vector leg walks HNSW with an iterative scan
 -- that skips rows the filter or the policies reject, the full-text leg checks its GIN matches.
@@ -244,7 +244,7 @@ $$;
 -- under RLS `fts @@ query` cannot use the GIN index (see that function). Without RLS (the backend's
 -- own role, service_role on Supabase) the GIN match is read directly.
 -- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold ids, $16,
--- and computed the distance of every one in the same pass, $25 / $26): the vector leg takes the
+-- and the distance of every one, $25 / $26): the vector leg takes the
 -- nearest of them, the full-text leg checks `fts @@` on the ids. Filter and policies are already in
 -- $16 (and RLS applies again to the rows read through the primary key).
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
@@ -327,7 +327,7 @@ as $fn$
     end,
     -- the vector leg
     case when exact then '
-            -- search_scope_scan ranked the admitted rows in its one pass over them ($25 / $26)
+            -- search_scope_scan ranked every admitted row ($25 / $26)
             select n.id, n.distance
             from unnest($25::bigint[], $26::double precision[]) as n(id, distance)
             where $8
@@ -376,7 +376,7 @@ $fn$;
 --                          200 (bench/latency).
 --   exact_scan_threshold   when the chunks the caller may read that pass the filter number at most
 --                          this (search_scope_scan(): a statistics estimate, then at most this + 1
---                          rows), the distance of every one is computed in that same pass: the exact
+--                          ids), the distance of every one is computed: the exact
 --                          top match_count of the scope, no HNSW. 0: always HNSW.
 --
 -- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.
@@ -480,7 +480,7 @@ $$;
 -- updated_until, $14 / $15 the scope's nearest ids and their distances (exact only)). Kept separate
 -- so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
 -- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold rows and
--- computed the distance of every one in the same pass, $14 / $15): the nearest match_count of them,
+-- computed the distance of every one, $14 / $15): the nearest match_count of them,
 -- read through the primary key (where RLS applies again). Otherwise HNSW with an iterative scan that
 -- skips rows the filter rejects.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
@@ -515,7 +515,7 @@ as $fn$
     $q$,
     dims,
     case when exact then '
-            -- search_scope_scan ranked the admitted rows in its one pass over them ($14 / $15)
+            -- search_scope_scan ranked every admitted row ($14 / $15)
             select n.id, n.distance
             from unnest($14::bigint[], $15::double precision[]) as n(id, distance)
             order by n.distance, n.id
@@ -569,22 +569,24 @@ grant execute on function public.search_scope(jsonb, integer) to authenticated, 
 -- embedding) when there are at most max_rows of them; null when there are more. hybrid_search and
 -- match_documents pass exact_scan_threshold: ids back mean the scope is small enough to rank exactly
 -- (every admitted row, no HNSW), null means walk HNSW as usual.
--- In the same pass over the admitted rows it computes the cosine distance of each one in the query's
--- embedding space (embedding_dims, and embedding_model when not null): `nearest` holds the k closest
--- ids, closest first (ties by id), `distances` their distances. One pass: reading the ids first and
--- the rows again by primary key for their embeddings (migration 016) visited every heap page twice.
+-- When there are few enough, it also computes the cosine distance of each admitted chunk in the
+-- query's embedding space (embedding_dims, and embedding_model when not null): `nearest` holds the k
+-- closest ids, closest first (ties by id), `distances` their distances. The callers rank the exact
+-- plan's vector leg from these arrays instead of reading every admitted row again.
 --
 -- Bounded cost, in two steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
 --      statistics, a fraction of a millisecond): above 4 x max_rows the answer is null at once;
---   2. otherwise the admitted rows themselves, at most max_rows + 1 of them (LIMIT), through the
---      indexes that serve the scope: the statement is planned for this call's values, so the planner
+--   2. otherwise the admitted ids, at most max_rows + 1 of them (LIMIT; no embedding read), through
+--      the indexes that serve the scope: the statement is planned for this call's values, so the planner
 --      combines chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
 --      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
 --      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
 --      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
+--   3. only when at most max_rows came back, their distances (the rows by primary key, each
+--      embedding read once) and the k nearest.
 -- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
--- is too low costs the bounded scan.
+-- is too low costs the bounded count.
 --
 -- Row-level security: SECURITY DEFINER, because under RLS none of those conditions could use an index
 -- (their operators are not LEAKPROOF). It applies the chunk policies' rule for the calling role
@@ -620,13 +622,9 @@ declare
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     f record;
     plan json;
-    admitted integer;
     residual_path jsonpath;
     scope constant text := $q$
-        select c.id,
-               case when $11::vector is not null and c.embedding_dims = $12
-                         and ($13::text is null or c.embedding_model = $13)
-                    then c.embedding <=> $11 end as distance
+        select c.id
         from public.chunks c
         where ($1 or c.visibility = 'public' or c.owner_id = $2)
           and ($3 = '{}'::jsonb or c.metadata @> $3)
@@ -654,27 +652,35 @@ begin
     execute 'explain (format json) ' || scope
     into plan
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, query_embedding, embedding_dims, embedding_model;
+          f.updated_until, residual_path, f.vars, f.dates;
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
         return;
     end if;
-    -- Top k by a bounded heap sort (order by ... limit), not a sort of the whole scope.
-    execute 'with s as materialized (' || scope || ' limit $14),
-             top as (select s.id, s.distance from s where s.distance is not null
-                     order by s.distance, s.id limit $15)
-             select (select count(*)::integer from s),
-                    (select coalesce(array_agg(s.id), ''{}'') from s),
-                    (select coalesce(array_agg(t.id order by t.distance, t.id), ''{}'') from top t),
-                    (select coalesce(array_agg(t.distance order by t.distance, t.id), ''{}'') from top t)'
-    into admitted, ids, nearest, distances
+    -- The bounded count reads no embedding: a scope that turns out too large costs only the rechecks.
+    execute 'select array(' || scope || ' limit $11)'
+    into ids
     using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, query_embedding, embedding_dims, embedding_model,
-          max_rows + 1, greatest(coalesce(k, 0), 0);
-    if admitted > max_rows then
+          f.updated_until, residual_path, f.vars, f.dates, max_rows + 1;
+    if cardinality(ids) > max_rows then
         ids := null;
-        nearest := null;
-        distances := null;
+        return;
     end if;
+    -- Small enough: the distance of every admitted chunk in the query's space, the k nearest kept
+    -- (a bounded heap sort). Their heap pages were just read; the embeddings are read out of line.
+    select coalesce(array_agg(n.id order by n.distance, n.id), '{}'),
+           coalesce(array_agg(n.distance order by n.distance, n.id), '{}')
+    into nearest, distances
+    from (
+        select c.id, c.embedding <=> query_embedding as distance
+        from public.chunks c
+        where c.id = any(ids)
+          and query_embedding is not null
+          and c.embedding_dims = search_scope_scan.embedding_dims
+          and (search_scope_scan.embedding_model is null
+               or c.embedding_model = search_scope_scan.embedding_model)
+        order by 2, 1
+        limit greatest(coalesce(k, 0), 0)
+    ) n;
 end;
 $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
