@@ -39,8 +39,10 @@ begin
     select * into f from public.search_filter(filter);
     return query
         select c.id
-        from public.chunks c
-        where c.fts @@ match_query
+        -- The GIN match first, then the filter and the policy on its rows (OFFSET 0 keeps the planner
+        -- from ANDing the match with a bitmap of every row a wide filter or the public corpus admits).
+        from (select * from public.chunks c0 where c0.fts @@ match_query offset 0) c
+        where true
           and (f.containment = '{}'::jsonb or c.metadata @> f.containment)
           and (f.created_from is null or c.document_created_at >= f.created_from)
           and (f.created_until is null or c.document_created_at <= f.created_until)

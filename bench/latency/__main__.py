@@ -263,10 +263,8 @@ def run_size(
         sweep = []
         if args.selectivity:
             log("  selectivity sweep ...")
-            if args.sweep_only:
-                warm_up(
-                    url, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries
-                )
+            # the sweep runs first: warmed as the cells are
+            warm_up(url, model, queries, len(queries) if args.warmup_queries is None else args.warmup_queries)
             sweep = run_sweep(
                 url,
                 settings,
