@@ -276,6 +276,10 @@ def run_size(
                 max_queries=args.max_queries_per_cell,
                 recall_queries=args.sweep_recall_queries,
             )
+            # kept at once: the rest of a 1M run takes long, and a failure there must not lose the sweep
+            write_json(
+                args.out_dir / f"latency-{suffix(size, args.dims)}-sweep.json", {**run, "sweep": sweep}
+            )
         guide = bool(record.get("supabase_ref_load"))
         cells = [] if args.sweep_only else run_cells(url, model, queries, args, guide=guide)
         explain: list[dict[str, Any]] = []

@@ -34,13 +34,21 @@ TERMS_SQL = """
 select t.term_queries::text[], t.term_idfs, t.match_query::text, t.avg_length, t.terms
 from public.hybrid_search_terms(%(query_text)s) t
 """
+# $16 - $26 since migrations 016 / 017: the scope's ids, the compiled filter (search_filter()), the
+# scope's nearest ids and distances; the ids and the nearest are null on the HNSW plan explained here.
 PARAM_TYPES = (
     "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
-    "tsquery[], float8[], float8, float8"
+    "tsquery[], float8[], float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, "
+    "timestamptz, timestamptz, timestamptz, timestamptz, bigint[], float8[]"
+)
+COMPILED_SQL = (
+    "select case when residual then path::text end, vars::text, dates, containment::text, "
+    "created_from, created_until, updated_from, updated_until from public.search_filter(%s::jsonb)"
 )
 EXECUTE = (
     "execute hs(%s::vector, %s::tsquery, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, "
-    "%s::tsquery[], %s::float8[], %s, %s)"
+    "%s::tsquery[], %s::float8[], %s, %s, %s::bigint[], %s::jsonpath, %s::jsonb, %s, %s::jsonb, "
+    "%s::timestamptz, %s::timestamptz, %s::timestamptz, %s::timestamptz, %s::bigint[], %s::float8[])"
 )
 
 
@@ -88,6 +96,10 @@ def explain_hybrid(
             idfs,
             0.5,  # length_norm's default
             avg_length,
+            None,  # $16: no scope of ids (the HNSW plan)
+            *(conn.execute(COMPILED_SQL, (json.dumps(filt),)).fetchone() or ()),
+            None,  # $25 / $26: no exact ranking
+            None,
         )
         cur = psycopg.ClientCursor(conn)
         prepared_ids = [r[0] for r in cur.execute(EXECUTE, params).fetchall()]  # also warms the cache
