@@ -161,18 +161,19 @@ def sql_runner(
     filtered: bool,
     identity: Identity | None = None,
     tree: dict[str, Any] | None = None,
+    params: HybridParams | None = None,
 ) -> RunnerFactory:
     """A factory of (run, close) pairs calling the product's repository functions on own connections.
 
     identity None: as the tables' owner (no row-level security). An identity: each call in its own
     transaction as that user, exactly as the API runs it (backend.db.identity), so RLS applies.
-    tree: a filter other than RARE_FILTER (filtered is then ignored).
+    tree: a filter other than RARE_FILTER (filtered is then ignored). params: other than the settings'.
     """
     common: dict[str, Any] = {
         "match_count": settings.rag_prefetch_k,
         "filter": tree if tree is not None else RARE_FILTER if filtered else {},
         "embedding_model": model,
-        "params": HybridParams.from_settings(settings),
+        "params": params or HybridParams.from_settings(settings),
     }
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:

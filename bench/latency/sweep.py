@@ -29,12 +29,10 @@ import psycopg
 from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.db.connection import connect
-from backend.db.identity import apply_identity
-from backend.db.repositories import retrieval as retrieval_repo
 from backend.retrieval.params import HYBRID, MATCH, HybridParams
 from bench.common import log
 from bench.common.synthetic import PUBLIC_SHARE, TENANT_SHARES, Query, tenant_id
-from bench.latency.cells import CellResult, RunnerFactory, run_cell
+from bench.latency.cells import CellResult, run_cell, sql_runner
 
 # The unfiltered scope's exact truth: a filter every chunk passes, so that the functions take the scope
 # path (an empty filter without RLS has no scope to rank exactly).
@@ -90,74 +88,29 @@ def admitted(url: str, scope: Scope) -> int:
     return int(row[0]) if row else 0
 
 
-def _call(
-    conn: psycopg.Connection,
-    case: str,
-    q: Query,
-    scope: Scope,
-    *,
-    match_count: int,
-    model: str,
-    params: HybridParams,
-    exact: bool = False,
-) -> list[dict[str, Any]]:
-    tree = EVERY_CHUNK if exact and not scope.filter and scope.identity is None else scope.filter
-
-    def call() -> list[dict[str, Any]]:
-        common: dict[str, Any] = {
-            "match_count": match_count,
-            "filter": tree,
-            "embedding_model": model,
-            "params": params,
-        }
-        if case == HYBRID:
-            return retrieval_repo.hybrid_search(conn, query_text=q.terms, query_embedding=q.vector, **common)
-        return retrieval_repo.match_documents(conn, query_embedding=q.vector, **common)
-
-    if scope.identity is None:
-        return call()
-    with conn.transaction():
-        apply_identity(conn, scope.identity, statement_timeout_ms=0)
-        return call()
-
-
-def scope_runner(url: str, settings: Settings, model: str, case: str, scope: Scope) -> RunnerFactory:
-    params = HybridParams.from_settings(settings)
-
-    def open_runner() -> tuple[Any, Any]:
-        conn = connect(url, autocommit=True)
-
-        def run(q: Query) -> list[dict[str, Any]]:
-            return _call(
-                conn,
-                case,
-                q,
-                scope,
-                match_count=settings.rag_prefetch_k,
-                model=model,
-                params=params,
-            )
-
-        return run, conn.close
-
-    return open_runner
-
-
 def recall(
     url: str, settings: Settings, model: str, case: str, scope: Scope, queries: Sequence[Query]
 ) -> dict[str, Any]:
     """Recall@10 of the planned call against the exact plan, and how often the planned call was exact."""
-    planned_params = HybridParams.from_settings(settings)
-    exact_params = dataclasses.replace(planned_params, exact_scan_threshold=EXACT_THRESHOLD)
+    exact_params = dataclasses.replace(
+        HybridParams.from_settings(settings), exact_scan_threshold=EXACT_THRESHOLD
+    )
+    # The unfiltered scope has no scope to rank exactly without a filter: one every chunk passes.
+    truth_tree = EVERY_CHUNK if not scope.filter and scope.identity is None else scope.filter
+    planned_run, close_planned = sql_runner(
+        url, settings, model, case, False, identity=scope.identity, tree=scope.filter
+    )()
+    exact_run, close_exact = sql_runner(
+        url, settings, model, case, False, identity=scope.identity, tree=truth_tree, params=exact_params
+    )()
     recalls: list[float] = []
     exact_taken = answered = truth_exact = truths = 0
     exact_ms: list[float] = []
-    with connect(url, autocommit=True) as conn:
+    try:
         for q in queries:
-            k = settings.rag_prefetch_k
-            planned = _call(conn, case, q, scope, match_count=k, model=model, params=planned_params)
+            planned = planned_run(q)
             started = time.perf_counter()
-            truth = _call(conn, case, q, scope, match_count=k, model=model, params=exact_params, exact=True)
+            truth = exact_run(q)
             exact_ms.append((time.perf_counter() - started) * 1000)
             if truth:  # match_documents may return nothing above its similarity floor
                 truths += 1
@@ -169,6 +122,9 @@ def recall(
             if want:
                 got = {r["id"] for r in planned[:RECALL_K]}
                 recalls.append(len(got.intersection(want)) / len(want))
+    finally:
+        close_planned()
+        close_exact()
     return {
         "recall_at_10": round(float(np.mean(recalls)), 3) if recalls else None,
         "recall_queries": len(recalls),
@@ -198,7 +154,9 @@ def run_sweep(
     for scope in scopes(selectivities, tenants):
         count = admitted(url, scope)
         for case in (HYBRID, MATCH):
-            factory = scope_runner(url, settings, model, case, scope)
+            factory = sql_runner(
+                url, settings, model, case, False, identity=scope.identity, tree=scope.filter
+            )
             cell: CellResult = run_cell(
                 case,
                 factory,
