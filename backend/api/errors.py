@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 
 from backend.api.request_context import request_id_var
 from backend.errors import AuthUnavailable, DomainError, RateLimited, Unauthorized
-from backend.text.hygiene import printable
+from backend.text.hygiene import location_text, printable
 
 logger = logging.getLogger(__name__)
 
@@ -113,26 +113,16 @@ def _headers(exc: Exception) -> dict[str, str] | None:
     return None
 
 
-_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 # What the framework itself refuses (Starlette's HTTPException), by status, in the shape of ErrorOut.
 _HTTP_ERROR_NAMES = {400: "MalformedBody", 404: "NotFound", 405: "MethodNotAllowed"}
 _FASTAPI_PARSE_ERROR = "There was an error parsing the body"
 
 
 def format_location(loc: tuple[Any, ...] | list[Any]) -> str:
-    """A validation error's location for a person: filters.tags.$in[3], metadata["a b"], query.limit.
-    A body field is named without "body."; a key that is not a plain name is quoted, and escaped."""
-    parts = list(loc[1:] if loc and loc[0] == "body" else loc)
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            quoted = printable(str(part).replace("\\", "\\\\").replace('"', '\\"'))
-            out += f'{out or "body"}["{quoted}"]'[len(out) :]
-    return out or "body"
+    """A validation error's location for a person: filters.tags.$in[3], metadata["a b"], query.limit
+    (a body field is named without "body.")."""
+    parts = tuple(loc[1:] if loc and loc[0] == "body" else loc)
+    return location_text(parts, root="body")
 
 
 def _problem(err: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 # In a Python str a surrogate code point is always unpaired: a well-formed pair decodes to one
 # astral character (json.loads joins "\ud83d\ude00" into a single emoji).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 Location = tuple[str | int, ...]
 
 
@@ -80,3 +81,18 @@ def drop_unstorable(text: str) -> str:
 def printable(text: str) -> str:
     """text with NUL and unpaired surrogates written as \\u escapes: safe to log, encode and send back."""
     return _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def location_text(location: tuple[object, ...], *, root: str = "") -> str:
+    """A path into a JSON value for a person: filters.tags.$in[3]; a key that is not a plain name is
+    quoted and escaped (metadata["a\\u0000b"]); `root` names an empty path or one opening with a quote."""
+    out = ""
+    for part in location:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            quoted = printable(str(part).replace("\\", "\\\\").replace('"', '\\"'))
+            out = f'{out or root}["{quoted}"]'
+    return out or root
