@@ -167,3 +167,58 @@ def test_the_walk_finds_keys_and_values_at_any_depth_and_passes_clean_text():
     assert find_unstorable(deep) is not None
     assert drop_unstorable("a\x00b\ud800c") == "abc"
     assert printable("a\x00\udc00") == "a\\u0000\\udc00"
+
+
+def test_a_model_answer_holding_unstorable_text_is_stored_without_it(corpus, scripted_llm):
+    """A source can ask the model to write a NUL; the final write of such an answer was a 500."""
+    scripted_llm.answers = ["尤金袋鼠分布在澳洲南部岛屿\x00[1]。\ud800"]
+    response = corpus.post("/chat", json={"message": "尤金袋鼠分布在哪里？"})
+    assert response.status_code == 200, response.text
+    assert response.json()["answer"] == "尤金袋鼠分布在澳洲南部岛屿[1]。"
+    stored = corpus.get(f"/conversations/{response.json()['conversation_id']}/messages").json()
+    assert stored[1]["content"] == "尤金袋鼠分布在澳洲南部岛屿[1]。"
+
+
+def test_a_research_plan_and_report_holding_unstorable_text_are_stored_without_it(make_services):
+    """The model's plan (section titles, questions, queries), verdicts and sections are stored in
+    research_runs and messages: a NUL or a lone surrogate in any of them failed the run's writes."""
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+    from backend.testing import ScriptedLLM
+
+    def reply(system: str, prompt: str, schema: dict) -> dict:
+        if "You plan a research report" in prompt:
+            return {
+                "sections": [
+                    {
+                        "title": "分\x00布\ud800",
+                        "question": "尤金袋鼠\x00分布在哪里？",
+                        "queries": ["袋鼠\udc00"],
+                    }
+                ]
+            }
+        return {"sufficient": False, "missing": "细\x00节", "gap_queries": ["尤金袋鼠 分布\x00"]}
+
+    llm = ScriptedLLM(json_completions=reply, answers=["尤金袋鼠分布在澳洲南部岛屿\x00[1]。"])
+    with TestClient(create_app(services=make_services(llm=llm, research_max_loops=1))) as client:
+        assert client.post("/documents", json=DOC).status_code == 200
+        response = client.post("/research", json={"question": "尤金袋鼠分布在哪里？"})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["sections"][0]["title"] == "分布"
+        assert "\x00" not in json.dumps(body, ensure_ascii=False)
+        assert client.get(f"/research/{body['run_id']}").json()["status"] == "completed"
+
+
+def test_a_follow_up_rewrite_holding_unstorable_text_is_used_without_it(corpus, scripted_llm):
+    """The rewritten query is kept in the message's diagnostics: a NUL in it failed the final write."""
+    scripted_llm.completions = ["Query: 尤金袋鼠\x00的作者是谁？\ud800"]
+    first = corpus.post("/chat", json={"message": "尤金袋鼠分布在哪里？"})
+    assert first.status_code == 200, first.text
+    first = first.json()
+    follow = corpus.post(
+        "/chat", json={"message": "它的作者是谁？", "conversation_id": first["conversation_id"]}
+    )
+    assert follow.status_code == 200, follow.text
+    assert follow.json()["diagnostics"]["rewrite"]["query"] == "尤金袋鼠的作者是谁？"

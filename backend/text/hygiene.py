@@ -78,6 +78,17 @@ def drop_unstorable(text: str) -> str:
     return _UNSTORABLE.sub("", text)
 
 
+def scrub(value: Any) -> Any:
+    """A JSON-like value with drop_unstorable applied to every string and key (for what a model wrote)."""
+    if isinstance(value, str):
+        return drop_unstorable(value)
+    if isinstance(value, dict):
+        return {scrub(key): scrub(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(child) for child in value]
+    return value
+
+
 def printable(text: str) -> str:
     """text with NUL and unpaired surrogates written as \\u escapes: safe to log, encode and send back."""
     return _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
