@@ -450,6 +450,51 @@ def test_a_clarify_reply_offers_the_competing_documents_as_choices(demo, page: P
     expect(page.get_by_role("textbox")).to_be_focused()
 
 
+def test_a_web_source_whose_url_is_not_http_is_shown_as_text_never_a_link(demo, page: Page):
+    """Defence in depth (issue 24): providers drop such URLs, but one that reaches the page anyway (an
+    old stored source, a bug) must not become a clickable javascript: link."""
+    url, _ = demo
+    evil = "javascript:alert(document.domain)"
+    web = {
+        **_source(1, "恶意网页"),
+        "kind": "web",
+        "chunk_id": None,
+        "document_id": None,
+        "external_id": evil,
+        "url": evil,
+        "provider": "tavily",
+        "fetched_at": "2025-05-01T08:00:00+00:00",
+    }
+    good = {**web, "n": 2, "title": "正常网页", "url": "https://example.org/page", "external_id": "x"}
+    done = {
+        "conversation_id": str(uuid.uuid4()),
+        "message_id": str(uuid.uuid4()),
+        "answer": "见网页[1][2]。",
+        "generator": "scripted",
+        "sources": [web, good],
+        "diagnostics": {"evidence": {"route": "web_fallback"}, "confidence": {"confidence_level": "low"}},
+    }
+    body = _sse([("delta", {"text": done["answer"]}), ("done", done)])
+    page.route(
+        "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
+    )
+    page.goto(url + "/")
+    page.get_by_role("textbox").fill("网页怎么说？")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    panel = page.locator("#source-panel")
+    answer.locator(".answer button.cite").first.click()
+    expect(panel.get_by_role("heading", level=2)).to_have_text("恶意网页")
+    expect(panel).to_contain_text(evil)  # shown, as text
+    expect(panel.get_by_role("link")).to_have_count(0)
+    expect(page.locator('[href^="javascript:"]')).to_have_count(0)
+    page.keyboard.press("Escape")
+    answer.locator(".answer button.cite").nth(1).click()  # an http(s) page is still a link
+    expect(panel.get_by_role("link", name="https://example.org/page")).to_have_attribute(
+        "href", "https://example.org/page"
+    )
+
+
 def _source(n: int, title: str, *, cited: bool = True) -> dict[str, Any]:
     return {
         "n": n,

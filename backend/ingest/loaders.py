@@ -17,6 +17,7 @@ from backend.ingest.decoding import decode_text, is_binary
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.html_text import html_to_text
 from backend.ingest.metadata import validate_metadata
+from backend.text.hygiene import find_unstorable, location_text, printable, unstorable_char
 from backend.text.normalize import clean_document_text
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl"}
@@ -96,6 +97,9 @@ def _suffix_for(name: str, content_type: str | None) -> str:
 
 
 def _load_file(path: Path, whitelist: Sequence[str]) -> Iterator[LoadedDocument | LoadFailure]:
+    if unstorable_char(str(path)) is not None:  # a name that is not UTF-8 decodes to lone surrogates
+        yield LoadFailure(printable(str(path)), "the file name is not valid UTF-8 (rename the file)")
+        return
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         yield LoadFailure(str(path), f"unsupported type {suffix or '(no suffix)'}")
@@ -199,7 +203,9 @@ def read_jsonl(
         yield LoadFailure(source, "empty file")
     if dropped:
         logger.warning(
-            "%s: metadata keys outside the whitelist dropped: %s", source, ", ".join(sorted(dropped))
+            "%s: metadata keys outside the whitelist dropped: %s",
+            source,
+            ", ".join(sorted(map(printable, dropped))),
         )
 
 
@@ -228,7 +234,12 @@ def _jsonl_row(
         raise UnsupportedDocument("metadata must be a JSON object")
     # BEIR corpora carry arbitrary metadata (urls, ids): keep what the whitelist allows, drop the rest.
     dropped.update(key for key in metadata if key not in whitelist)
-    kept = validate_metadata({k: v for k, v in metadata.items() if k in whitelist}, whitelist)
+    wanted = {k: v for k, v in metadata.items() if k in whitelist}
+    # What is kept must be storable: refused as the API refuses it, never silently altered.
+    problem = find_unstorable({"_id": ident, "title": title, "text": text, "metadata": wanted})
+    if problem is not None:
+        raise UnsupportedDocument(f"{location_text(problem.location)}: {problem.message}")
+    kept = validate_metadata(wanted, whitelist)
     # No title stays empty: an id such as "TRIAL_800" would only add noise to the embedded text.
     return LoadedDocument(
         title=clean_document_text(title),

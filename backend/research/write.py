@@ -23,6 +23,7 @@ from backend.services.context import BuiltContext, ContextBuilder
 from backend.services.search_types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text import detect_lang
+from backend.text.hygiene import drop_unstorable
 
 MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 
@@ -122,7 +123,7 @@ def keep_supported(text: str, allowed: set[int]) -> tuple[str, list[int], int]:
         cited.extend(n for n in kept if n not in cited)
         return "".join(f"[{n}]" for n in kept)
 
-    clean = MARKER.sub(fix, text)
+    clean = MARKER.sub(fix, drop_unstorable(text))  # storable whatever the sources made the model write
     return re.sub(r"[ \t]+([。.,，!！?？])", r"\1", clean).strip(), cited, removed
 
 

@@ -186,7 +186,9 @@ def make_handler(server: FakeWebServer, state: _State) -> type[BaseHTTPRequestHa
                 state.requests.append(RecordedRequest(method, path, query, dict(self.headers), time.time()))
 
         def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", headers)
+            # backslashreplace writes a lone surrogate as its JSON escape (\ud800), as a real API would.
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "backslashreplace")
+            self._send(status, data, "application/json", headers)
 
         def _send(
             self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None

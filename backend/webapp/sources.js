@@ -2,7 +2,7 @@
 // page), the retrieval features that chose it ("why this source"), and a stale badge when the
 // document changed after the answer. Escape or the close button returns focus to the chip.
 
-import { clear, h } from "./dom.js";
+import { clear, h, safeUrl } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
 import { hostOf, staleText } from "./render.js";
 
@@ -117,9 +117,11 @@ function section(title, ...content) {
 }
 
 function webPage(s) {
+  // Only an http(s) address is a link; anything else (javascript:, data:) is shown as text.
+  const href = safeUrl(s.url);
   return section(
     t("webPage"),
-    h("p", {}, h("a", { href: s.url, target: "_blank", rel: "noopener noreferrer" }, s.url)),
+    h("p", {}, href ? h("a", { href, target: "_blank", rel: "noopener noreferrer" }, s.url) : h("span", { class: "url" }, s.url)),
     h("p", { class: "doc-meta" }, t("fetchedAt", { when: formatDate(s.fetched_at), provider: s.provider || hostOf(s.url) })),
   );
 }
