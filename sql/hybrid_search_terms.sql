@@ -9,7 +9,12 @@
 -- size), the average
 -- chunk length in lexemes ($15), and per term {lexeme, df, idf, common, matched} for reading a plan.
 --   select * from hybrid_search_terms('袋鼠 澳洲 动物');
--- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats.
+-- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats, counted over the
+-- visibility scopes the caller may read (caller_visibility_scopes(): the public corpus and the caller's
+-- own chunks for a user, every scope for the service path and the backend's own role). A word that
+-- only another user's private chunks contain therefore has df 0 and the idf of an unknown word.
+-- SECURITY DEFINER (migration 018): the statistics tables are readable by no API role; this function
+-- hands out the numbers of the query's own terms only, within the caller's scopes.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -29,19 +34,30 @@ returns table (
 language sql
 stable
 parallel safe
+security definer
 set search_path = public, pg_temp
 as $$
-    with stats as (
-        select coalesce(max(cs.nchunks), 0)::double precision as n_chunks,
-               coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1)
+    with scopes as (
+        select public.caller_visibility_scopes() as visible  -- null: every scope
+    ),
+    stats as (
+        select coalesce(sum(cs.nchunks), 0)::double precision as n_chunks,
+               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
                    as avg_length
-        from public.corpus_stats cs
+        from public.corpus_stats cs, scopes s
+        where s.visible is null or cs.scope = any(s.visible)
     ),
     terms as (
-        select t.lexeme, coalesce(ts.ndoc, 0) as df
-        from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
+        -- Two forms so that each is a probe of the primary key (lexeme, scope).
+        select t.lexeme,
+               coalesce(case when s.visible is null
+                             then (select sum(ts.ndoc) from public.term_stats ts where ts.lexeme = t.lexeme)
+                             else (select sum(ts.ndoc) from public.term_stats ts
+                                   where ts.lexeme = t.lexeme and ts.scope = any(s.visible))
+                        end, 0)::bigint as df
+        from scopes s,
+             unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
                  as t(lexeme)
-        left join public.term_stats ts on ts.lexeme = t.lexeme
     ),
     weighted as (
         select t.lexeme, t.df,
@@ -92,3 +108,7 @@ as $$
                                                  'matched', c.matches) order by c.rarity), '[]'::jsonb)
     from chosen c
 $$;
+-- A definer function reads the statistics of every scope: only the roles searches run as may call it.
+revoke execute on function public.hybrid_search_terms(text, double precision, integer, integer) from public, anon;
+grant execute on function public.hybrid_search_terms(text, double precision, integer, integer)
+    to authenticated, service_role;
