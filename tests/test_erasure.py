@@ -175,3 +175,30 @@ def test_a_message_written_while_its_document_is_deleted_is_erased_too(database_
     ).fetchone()[0]
     assert sources[0]["deleted"] is True
     assert sources[0]["snippet"] == ""
+
+
+def test_the_migration_erases_what_deletions_before_it_left(fresh_database):
+    """A database that deleted a cited document before migration 018 kept the passage; upgrading
+    erases it, and leaves alone what cites a document that still exists."""
+    from alembic import command
+
+    from backend.db import migrations
+
+    url = fresh_database()
+    command.upgrade(migrations.alembic_config(url), "017")
+    with connect(url, autocommit=True) as conn:
+        gone = insert_document(conn, title="旧文档", visibility="public")
+        kept = insert_document(conn, title="留下", visibility="public")
+        conversation = insert_conversation(conn, owner_id=None)
+        conn.execute(
+            "insert into messages (conversation_id, role, content, sources) values (%s, 'assistant', 'x', %s)",
+            (conversation, Jsonb([_source(gone, 1), _source(kept, 2)])),
+        )
+        conn.execute("delete from documents where id = %s", (gone,))
+    migrations.upgrade(url)
+    with connect(url) as conn:
+        row = conn.execute("select sources from messages").fetchone()
+    assert row is not None
+    first, second = row[0]
+    assert (first["deleted"], first["snippet"], first["title"]) == (True, "", "")
+    assert second == _source(kept, 2)

@@ -835,3 +835,22 @@ revoke execute on function
     public.research_runs_sources_readable_by_owner(), public.documents_erase_copies(),
     public.term_stats_after_update()
 from public, anon, authenticated, service_role;
+
+-- Copies left by deletions before this migration are erased the same way: the rows citing a document
+-- that is gone (or that their owner cannot read) are rewritten once; the others are not touched.
+update public.messages m set sources = m.sources
+where exists (
+    select 1 from unnest(public.cited_document_ids(m.sources, m.metadata)) as i(id)
+    where case when i.id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+               then not exists (select 1 from public.documents d
+                                where d.id = i.id::uuid
+                                  and (m.owner_id is null or d.visibility = 'public' or d.owner_id = m.owner_id))
+               else true end);
+update public.research_runs r set result = r.result
+where exists (
+    select 1 from unnest(public.cited_document_ids(r.result -> 'sources')) as i(id)
+    where case when i.id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+               then not exists (select 1 from public.documents d
+                                where d.id = i.id::uuid
+                                  and (r.owner_id is null or d.visibility = 'public' or d.owner_id = r.owner_id))
+               else true end);
