@@ -191,7 +191,8 @@ def test_the_migration_erases_what_deletions_before_it_left(fresh_database):
         kept = insert_document(conn, title="留下", visibility="public")
         conversation = insert_conversation(conn, owner_id=None)
         conn.execute(
-            "insert into messages (conversation_id, role, content, sources) values (%s, 'assistant', 'x', %s)",
+            "insert into messages (conversation_id, role, content, sources) "
+            "values (%s, 'assistant', 'x', %s)",
             (conversation, Jsonb([_source(gone, 1), _source(kept, 2)])),
         )
         conn.execute("delete from documents where id = %s", (gone,))
