@@ -31,33 +31,46 @@ returns table (
     avg_length double precision,
     terms jsonb
 )
-language sql
+language plpgsql
 stable
 parallel safe
 security definer
 set search_path = public, pg_temp
 as $$
-    with scopes as (
-        select public.caller_visibility_scopes() as visible  -- null: every scope
-    ),
-    stats as (
-        select coalesce(sum(cs.nchunks), 0)::double precision as n_chunks,
-               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
-                   as avg_length
-        from public.corpus_stats cs, scopes s
-        where s.visible is null or cs.scope = any(s.visible)
+declare
+    visible uuid[] := public.caller_visibility_scopes();  -- null: every scope
+    lexemes text[] := tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, '')));
+    dfs bigint[];
+    n_chunks double precision;
+    mean_length double precision;
+begin
+    -- The counts of the caller's scopes: two forms, so that each is a probe of the primary key
+    -- (lexeme, scope). PL/pgSQL keeps the plans of these statements for the session.
+    if visible is null then
+        select coalesce(sum(cs.nchunks), 0), coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        into n_chunks, mean_length
+        from public.corpus_stats cs;
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts where ts.lexeme = u.lexeme), 0)::bigint
+                         order by u.i)
+        into dfs
+        from unnest(lexemes) with ordinality as u(lexeme, i);
+    else
+        select coalesce(sum(cs.nchunks), 0), coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        into n_chunks, mean_length
+        from public.corpus_stats cs
+        where cs.scope = any(visible);
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts
+                                   where ts.lexeme = u.lexeme and ts.scope = any(visible)), 0)::bigint
+                         order by u.i)
+        into dfs
+        from unnest(lexemes) with ordinality as u(lexeme, i);
+    end if;
+    return query
+    with stats as (
+        select n_chunks, mean_length as avg_length
     ),
     terms as (
-        -- Two forms so that each is a probe of the primary key (lexeme, scope).
-        select t.lexeme,
-               coalesce(case when s.visible is null
-                             then (select sum(ts.ndoc) from public.term_stats ts where ts.lexeme = t.lexeme)
-                             else (select sum(ts.ndoc) from public.term_stats ts
-                                   where ts.lexeme = t.lexeme and ts.scope = any(s.visible))
-                        end, 0)::bigint as df
-        from scopes s,
-             unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
-                 as t(lexeme)
+        select t.lexeme, t.df from unnest(lexemes, dfs) as t(lexeme, df)
     ),
     weighted as (
         select t.lexeme, t.df,
@@ -106,7 +119,8 @@ as $$
            coalesce(jsonb_agg(jsonb_build_object('lexeme', c.lexeme, 'df', c.df,
                                                  'idf', round(c.idf::numeric, 3), 'common', c.common,
                                                  'matched', c.matches) order by c.rarity), '[]'::jsonb)
-    from chosen c
+    from chosen c;
+end;
 $$;
 -- A definer function reads the statistics of every scope: only the roles searches run as may call it.
 revoke execute on function public.hybrid_search_terms(text, double precision, integer, integer) from public, anon;

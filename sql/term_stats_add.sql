@@ -33,9 +33,12 @@ begin
     where g.delta <> 0
     order by g.lexeme, g.scope
     on conflict (lexeme, scope) do update set ndoc = ts.ndoc + excluded.ndoc;
+    -- Whatever scope a count at zero is in, it goes (another transaction's are not visible to this
+    -- one). By lexeme only: one index scan with the array as its key, whatever the planner thinks of
+    -- the row counts (a join with the unnested arrays was once planned as a nested loop over them).
     delete from public.term_stats ts
-    using unnest(lexemes, scopes, deltas) as g(lexeme, scope, delta)
-    where g.delta < 0 and ts.lexeme = g.lexeme and ts.scope = g.scope and ts.ndoc <= 0;
+    where ts.lexeme = any(array(select g.lexeme from unnest(lexemes, deltas) as g(lexeme, delta) where g.delta < 0))
+      and ts.ndoc <= 0;
 
     insert into public.corpus_stats as cs (scope, nchunks, total_lexemes)
     select g.scope, g.nchunks, g.total_lexemes
@@ -44,9 +47,7 @@ begin
     order by g.scope
     on conflict (scope) do update
         set nchunks = cs.nchunks + excluded.nchunks, total_lexemes = cs.total_lexemes + excluded.total_lexemes;
-    delete from public.corpus_stats cs
-    using unnest(chunk_scopes) as g(scope)
-    where cs.scope = g.scope and cs.nchunks <= 0;
+    delete from public.corpus_stats cs where cs.scope = any(chunk_scopes) and cs.nchunks <= 0;
 end;
 $$;
 revoke execute on function public.term_stats_add(text[], uuid[], bigint[], uuid[], bigint[], bigint[])

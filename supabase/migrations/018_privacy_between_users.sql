@@ -75,16 +75,19 @@ returns uuid[]
 language sql
 stable
 parallel safe
-set search_path = public, pg_temp
+-- No SET clause, every name qualified: so the planner can inline it into the statement that calls it
+-- (a search calls it twice; a SET clause would cost a configuration change and a plan per call).
 as $$
     select case
-        when pg_has_role(r.caller, 'service_role', 'usage') then null
-        when pg_has_role(r.caller, 'authenticated', 'usage')
-            then array['00000000-0000-0000-0000-000000000000'::uuid]
-                 || array_remove(array[nullif(auth.uid(), '00000000-0000-0000-0000-000000000000'::uuid)], null)
+        when pg_catalog.pg_has_role(r.caller, 'service_role', 'usage') then null
+        when pg_catalog.pg_has_role(r.caller, 'authenticated', 'usage')
+            then pg_catalog.array_prepend('00000000-0000-0000-0000-000000000000'::uuid,
+                     pg_catalog.array_remove(
+                         array[nullif(auth.uid(), '00000000-0000-0000-0000-000000000000'::uuid)], null))
         else '{}'::uuid[]
     end
-    from (select coalesce(nullif(current_setting('role'), 'none'), session_user)::name as caller) r
+    from (select coalesce(nullif(pg_catalog.current_setting('role'), 'none'), session_user)::name
+              as caller) r
 $$;
 
 -- ===== sql/hybrid_search_terms.sql =====
@@ -121,33 +124,46 @@ returns table (
     avg_length double precision,
     terms jsonb
 )
-language sql
+language plpgsql
 stable
 parallel safe
 security definer
 set search_path = public, pg_temp
 as $$
-    with scopes as (
-        select public.caller_visibility_scopes() as visible  -- null: every scope
-    ),
-    stats as (
-        select coalesce(sum(cs.nchunks), 0)::double precision as n_chunks,
-               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
-                   as avg_length
-        from public.corpus_stats cs, scopes s
-        where s.visible is null or cs.scope = any(s.visible)
+declare
+    visible uuid[] := public.caller_visibility_scopes();  -- null: every scope
+    lexemes text[] := tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, '')));
+    dfs bigint[];
+    n_chunks double precision;
+    mean_length double precision;
+begin
+    -- The counts of the caller's scopes: two forms, so that each is a probe of the primary key
+    -- (lexeme, scope). PL/pgSQL keeps the plans of these statements for the session.
+    if visible is null then
+        select coalesce(sum(cs.nchunks), 0), coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        into n_chunks, mean_length
+        from public.corpus_stats cs;
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts where ts.lexeme = u.lexeme), 0)::bigint
+                         order by u.i)
+        into dfs
+        from unnest(lexemes) with ordinality as u(lexeme, i);
+    else
+        select coalesce(sum(cs.nchunks), 0), coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        into n_chunks, mean_length
+        from public.corpus_stats cs
+        where cs.scope = any(visible);
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts
+                                   where ts.lexeme = u.lexeme and ts.scope = any(visible)), 0)::bigint
+                         order by u.i)
+        into dfs
+        from unnest(lexemes) with ordinality as u(lexeme, i);
+    end if;
+    return query
+    with stats as (
+        select n_chunks, mean_length as avg_length
     ),
     terms as (
-        -- Two forms so that each is a probe of the primary key (lexeme, scope).
-        select t.lexeme,
-               coalesce(case when s.visible is null
-                             then (select sum(ts.ndoc) from public.term_stats ts where ts.lexeme = t.lexeme)
-                             else (select sum(ts.ndoc) from public.term_stats ts
-                                   where ts.lexeme = t.lexeme and ts.scope = any(s.visible))
-                        end, 0)::bigint as df
-        from scopes s,
-             unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
-                 as t(lexeme)
+        select t.lexeme, t.df from unnest(lexemes, dfs) as t(lexeme, df)
     ),
     weighted as (
         select t.lexeme, t.df,
@@ -196,7 +212,8 @@ as $$
            coalesce(jsonb_agg(jsonb_build_object('lexeme', c.lexeme, 'df', c.df,
                                                  'idf', round(c.idf::numeric, 3), 'common', c.common,
                                                  'matched', c.matches) order by c.rarity), '[]'::jsonb)
-    from chosen c
+    from chosen c;
+end;
 $$;
 -- A definer function reads the statistics of every scope: only the roles searches run as may call it.
 revoke execute on function public.hybrid_search_terms(text, double precision, integer, integer) from public, anon;
@@ -208,9 +225,9 @@ grant execute on function public.hybrid_search_terms(text, double precision, int
 --
 -- Rebuilds term_stats and corpus_stats from the chunks, per visibility scope (visibility_scope(): the
 -- public corpus, each owner's private chunks). Needed after a TRUNCATE of chunks, or when the triggers
--- were paused (the bulk loader pauses them during a load and calls this at the end). Locks both
--- tables against the triggers' writers and reads every chunk once: ts_stat() per scope, each scope's
--- chunks found through chunks_visibility_owner_id_idx. Run it off-peak on a large corpus.
+-- were paused (the bulk loader pauses them during a load and calls this at the end). Reads every
+-- chunk once: ts_stat() per scope, each scope's chunks found through chunks_visibility_owner_id_idx.
+-- Searches wait for it (TRUNCATE locks both tables until the commit): run it off-peak.
 --
 -- Usage:   select refresh_term_stats();
 set search_path = public, extensions;
@@ -220,29 +237,26 @@ returns void
 language plpgsql
 set search_path = public, pg_temp
 as $$
-declare
-    s record;
 begin
-    lock table public.term_stats, public.corpus_stats in exclusive mode;
-    delete from public.term_stats;
-    delete from public.corpus_stats;
-    for s in
+    -- TRUNCATE: the rows go at once, and the primary key is rebuilt without dead entries to step over
+    -- (a DELETE left them, and the inserts below took twice as long).
+    truncate public.term_stats, public.corpus_stats;
+    insert into public.term_stats (lexeme, scope, ndoc)
+    select st.word, s.scope, st.ndoc
+    from (
         select distinct public.visibility_scope(v.visibility, v.owner_id) as scope
         from (select distinct c.visibility, c.owner_id from public.chunks c) v
-        order by 1
-    loop
-        insert into public.term_stats (lexeme, scope, ndoc)
-        select st.word, s.scope, st.ndoc
-        from ts_stat(format(
-            'select fts from public.chunks where %s',
-            case s.scope
-                when public.visibility_scope('public', null) then 'visibility = ''public'''
-                when public.visibility_scope('private', null)
-                    then 'visibility = ''private'' and (owner_id is null or owner_id in ('
-                         '''00000000-0000-0000-0000-000000000000'', ''ffffffff-ffff-ffff-ffff-ffffffffffff''))'
-                else format('visibility = ''private'' and owner_id = %L', s.scope)
-            end)) as st;
-    end loop;
+    ) s
+    cross join lateral ts_stat(format(
+        'select fts from public.chunks where %s',
+        case s.scope
+            when public.visibility_scope('public', null) then 'visibility = ''public'''
+            when public.visibility_scope('private', null)
+                then 'visibility = ''private'' and (owner_id is null or owner_id in ('
+                     '''00000000-0000-0000-0000-000000000000'', ''ffffffff-ffff-ffff-ffff-ffffffffffff''))'
+            else format('visibility = ''private'' and owner_id = %L', s.scope)
+        end)) as st
+    order by 1, 2;  -- in key order: the index is written left to right
     insert into public.corpus_stats (scope, nchunks, total_lexemes)
     select public.visibility_scope(c.visibility, c.owner_id), count(*), coalesce(sum(length(c.fts)), 0)
     from public.chunks c
@@ -287,9 +301,12 @@ begin
     where g.delta <> 0
     order by g.lexeme, g.scope
     on conflict (lexeme, scope) do update set ndoc = ts.ndoc + excluded.ndoc;
+    -- Whatever scope a count at zero is in, it goes (another transaction's are not visible to this
+    -- one). By lexeme only: one index scan with the array as its key, whatever the planner thinks of
+    -- the row counts (a join with the unnested arrays was once planned as a nested loop over them).
     delete from public.term_stats ts
-    using unnest(lexemes, scopes, deltas) as g(lexeme, scope, delta)
-    where g.delta < 0 and ts.lexeme = g.lexeme and ts.scope = g.scope and ts.ndoc <= 0;
+    where ts.lexeme = any(array(select g.lexeme from unnest(lexemes, deltas) as g(lexeme, delta) where g.delta < 0))
+      and ts.ndoc <= 0;
 
     insert into public.corpus_stats as cs (scope, nchunks, total_lexemes)
     select g.scope, g.nchunks, g.total_lexemes
@@ -298,9 +315,7 @@ begin
     order by g.scope
     on conflict (scope) do update
         set nchunks = cs.nchunks + excluded.nchunks, total_lexemes = cs.total_lexemes + excluded.total_lexemes;
-    delete from public.corpus_stats cs
-    using unnest(chunk_scopes) as g(scope)
-    where cs.scope = g.scope and cs.nchunks <= 0;
+    delete from public.corpus_stats cs where cs.scope = any(chunk_scopes) and cs.nchunks <= 0;
 end;
 $$;
 revoke execute on function public.term_stats_add(text[], uuid[], bigint[], uuid[], bigint[], bigint[])
