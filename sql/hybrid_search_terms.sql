@@ -44,18 +44,22 @@ declare
     n_chunks double precision;
     mean_length double precision;
 begin
-    -- The counts of the caller's scopes: two forms, so that each is a probe of the primary key
-    -- (lexeme, scope). PL/pgSQL keeps the plans of these statements for the session.
+    -- The counts of the caller's scopes. Two forms, each a probe of the primary key (lexeme, scope)
+    -- per term: a user's reads two rows per term (the public scope and their own) however many users
+    -- there are; the service path's reads one row per scope that holds the term. PL/pgSQL keeps the
+    -- plans of these statements for the session (the single-statement SQL form was re-planned per call).
     if visible is null then
-        select coalesce(sum(cs.nchunks), 0), coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        select coalesce(sum(cs.nchunks), 0),
+               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
         into n_chunks, mean_length
         from public.corpus_stats cs;
-        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts where ts.lexeme = u.lexeme), 0)::bigint
-                         order by u.i)
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts
+                                   where ts.lexeme = u.lexeme), 0)::bigint order by u.i)
         into dfs
         from unnest(lexemes) with ordinality as u(lexeme, i);
     else
-        select coalesce(sum(cs.nchunks), 0), coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        select coalesce(sum(cs.nchunks), 0),
+               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
         into n_chunks, mean_length
         from public.corpus_stats cs
         where cs.scope = any(visible);
