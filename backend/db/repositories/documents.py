@@ -334,12 +334,13 @@ def rebuild_chunk_indexes(conn: psycopg.Connection, indexes: Sequence[DeferredIn
 
 
 def _term_stats_triggers(conn: psycopg.Connection) -> list[str]:
-    # The triggers whose work refresh_term_stats() redoes, found by their functions (migration 006).
+    # The triggers whose work refresh_term_stats() redoes, found by their functions (migrations 006, 018).
     rows = conn.execute(
         """
         select tgname from pg_trigger
         where tgrelid = 'chunks'::regclass and not tgisinternal
-          and tgfoid in ('term_stats_after_insert'::regproc, 'term_stats_after_delete'::regproc)
+          and tgfoid in ('term_stats_after_insert'::regproc, 'term_stats_after_delete'::regproc,
+                         'term_stats_after_update'::regproc)
         order by tgname
         """
     ).fetchall()
