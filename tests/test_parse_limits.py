@@ -6,44 +6,16 @@ names the limit, in about the limit's time. The hostile files are built here, wi
 
 from __future__ import annotations
 
-import io
 import time
 
 import pytest
 from fastapi.testclient import TestClient
-from pypdf import PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 from backend.api.app import create_app
 from backend.errors import ParseLimitExceeded
 from backend.ingest.sandbox import ParseLimits, parse_html_document, parse_pdf
+from backend.testing.pdfs import shared_stream_pdf
 from tests.test_loaders import make_pdf
-
-
-def shared_stream_pdf(pages: int, operators: int) -> bytes:
-    """`pages` pages that all draw one content stream of `operators` text-showing operators: a few kB
-    that pypdf parses once per page (~0.7 s a page at 20,000 operators)."""
-    writer = PdfWriter()
-    font = DictionaryObject(
-        {
-            NameObject("/Type"): NameObject("/Font"),
-            NameObject("/Subtype"): NameObject("/Type1"),
-            NameObject("/BaseFont"): NameObject("/Helvetica"),
-        }
-    )
-    resources = DictionaryObject(
-        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}
-    )
-    stream = DecodedStreamObject()
-    stream.set_data(b"BT /F1 1 Tf " + b"(a) Tj " * operators + b"ET")
-    contents = writer._add_object(stream.flate_encode())
-    for _ in range(pages):
-        page = writer.add_blank_page(612, 792)
-        page[NameObject("/Resources")] = resources
-        page[NameObject("/Contents")] = contents
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
 
 
 def nested_html(depth: int) -> bytes:
