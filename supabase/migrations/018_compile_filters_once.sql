@@ -566,7 +566,8 @@ $$;
 --                           updated_from, updated_until)
 --
 -- Compiles the `filter` argument of hybrid_search / match_documents (one jsonb value) into what
--- the statements evaluate per chunk, once per call:
+-- the statements evaluate per chunk. The function a caller calls compiles once and passes these parts
+-- down. Linear in the filter's size since migration 019 (~20 us of CPU per value):
 --   path, vars     a jsonpath predicate and its variables: jsonb_path_match(target, path, vars), where
 --                  target is the chunk's metadata (or search_filter_target(...) when `dates`). Values
 --                  only ever travel in vars; the path holds operators, quoted field names and $vN.
