@@ -54,7 +54,9 @@ class Page:
     title: str | None
     text: str
     truncated: bool  # the page was longer than WEB_FETCH_MAX_BYTES or WEB_FETCH_MAX_CHARS
-    truncated_because: str | None = None  # which, in words
+    # Why the body was cut at WEB_FETCH_MAX_BYTES (a bomb, or a huge page: worth a note in the
+    # diagnostics); None when it was read whole. Cutting the text at WEB_FETCH_MAX_CHARS is routine.
+    body_cut: str | None = None
 
 
 def url_policy(settings: Settings) -> UrlPolicy:
@@ -110,16 +112,11 @@ class PageReader:
         else:
             # lexbor's cost grows with the square of the nesting depth: never on the event loop
             title, body = await parse_html_page(text, self._limits.parse)
-        because = raw.truncated
-        if len(body) > self._limits.max_chars:
-            body = body[: self._limits.max_chars]
-            because = (
-                because
-                or f"the text is longer than {self._limits.max_chars} characters (WEB_FETCH_MAX_CHARS)"
-            )
+        truncated = raw.truncated is not None or len(body) > self._limits.max_chars
+        body = body[: self._limits.max_chars]
         if not body.strip():
             raise PageFetchError("no readable text")
-        return Page(url=url, title=title, text=body, truncated=because is not None, truncated_because=because)
+        return Page(url=url, title=title, text=body, truncated=truncated, body_cut=raw.truncated)
 
 
 def _decode(data: bytes, charset: str | None) -> str:
@@ -166,8 +163,8 @@ async def deep_read(
             update={"raw_content": page.text, "title": hit.title or page.title or ""}
         )
         report.read += 1
-        if page.truncated_because:
-            _note(report, f"{hit.url}: read in part: {page.truncated_because}")
+        if page.body_cut:
+            _note(report, f"{hit.url}: read in part: {page.body_cut}")
 
     try:
         async with asyncio.timeout(timeout_s), asyncio.TaskGroup() as group:
