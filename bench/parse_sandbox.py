@@ -15,6 +15,7 @@ import resource
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
 from backend.errors import DomainError
 from backend.ingest import parsing
@@ -59,8 +60,8 @@ def _ordinary(repeats: int) -> list[list[str]]:
     parse_pdf(text_pdf(["warm-up"]), LIMITS)  # the forkserver starts once per process
     for pages in (1, 20, 200):
         data = text_pdf([f"{SENTENCE} Page {i}." for i in range(pages)])
-        inline = _measure(lambda d=data: parsing.pdf_text(d, max_pages=10**6, max_chars=10**9), repeats)
-        boxed = _measure(lambda d=data: parse_pdf(d, LIMITS), repeats)
+        inline = _measure(partial(parsing.pdf_text, data, max_pages=10**6, max_chars=10**9), repeats)
+        boxed = _measure(partial(parse_pdf, data, LIMITS), repeats)
         rows.append(_row(f"PDF, {pages} page(s), {len(data) // 1024} kB", inline, boxed))
     html = ("<html><body>" + f"<h2>Part</h2><p>{SENTENCE}</p>" * 2000 + "</body></html>").encode()
     inline = _measure(lambda: parsing.html_document_text(html, max_chars=10**9), repeats)
