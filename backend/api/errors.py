@@ -35,7 +35,8 @@ _ERROR_STATUSES = {
     403: "Known caller, not allowed (e.g. deleting a public document)",
     404: "No such resource, or one the caller may not see",
     409: "The query would be embedded by another model than the corpus",
-    413: "Request body over MAX_REQUEST_BYTES",
+    413: "Request body over MAX_REQUEST_BYTES, or a file past a parse limit (PARSE_TIMEOUT_S, "
+    "PARSE_MEMORY_MB, PDF_MAX_PAGES, MAX_DOCUMENT_CHARS); the message names it",
     415: "A file that cannot be read as text",
     422: "Invalid field or option; the message names it",
     429: "Over the caller's rate limit; Retry-After says when to try again",

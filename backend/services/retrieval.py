@@ -122,7 +122,7 @@ class RetrievalService:
         top_k_max = request.top_k or s.rag_top_k_max
         if not 1 <= top_k_max <= s.search_max_top_k:
             raise InvalidInput(f"top_k must be between 1 and {s.search_max_top_k} (SEARCH_MAX_TOP_K)")
-        filters = compile_filter(request.filters, s.metadata_whitelist)
+        filters = compile_filter(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
         reranker = choose_reranker(self.rerankers, request.reranker, s.rerank_default)
         terms = query_terms(query)
         mode = self._mode(request.mode, terms)
