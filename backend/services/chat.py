@@ -212,6 +212,7 @@ class ChatService:
             self.web,
             s,
             request.web,
+            caller=identity.cache_scope,
         )
         search = beyond.search
         passages = await asyncio.to_thread(
