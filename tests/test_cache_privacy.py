@@ -1,4 +1,4 @@
-"""Caches scoped per caller (issue 24, migration 018): the embedding cache never confirms one user's
+"""Caches scoped per caller (issue 24, migration 020): the embedding cache never confirms one user's
 text to another, the web cache never tells one user what another asked, the query-embedding cache
 serves each caller only its own questions, and deleting a document takes its cache entries with it."""
 
@@ -220,7 +220,7 @@ def test_reembed_keeps_each_vector_in_its_owners_scope(make_services, db):
 def test_reembed_records_the_cache_key_of_older_chunks_so_deletion_erases_them(make_services, db):
     alice = user_identity(A)
     make_services().ingestion.ingest([loaded_document(**SALARY)], identity=alice)
-    db.execute("update chunks set embed_hash = null")  # as chunks written before migration 018
+    db.execute("update chunks set embed_hash = null")  # as chunks written before migration 020
     new = make_services(embedder=HashingEmbedder(dims=768))
     reembed(new.pool, new.embedder, batch_size=10)
     assert db.execute("select count(*) from chunks where embed_hash is null").fetchone() == (0,)

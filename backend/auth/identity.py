@@ -13,7 +13,7 @@ DatabaseRole = Literal["authenticated", "service_role"]
 # The one user of AUTH_MODE=none. Migration 013 gives it the conversations that existed before
 # users did, so the demo's history survives; its documents are private like anyone's.
 LOCAL_USER_ID = uuid.UUID("00000000-0000-0000-0000-000000000001")
-# The cache scope of no user (migration 018): the public corpus's embeddings, written by the service
+# The cache scope of no user (migration 020): the public corpus's embeddings, written by the service
 # path and the CLI, which every caller may read; and the service path's own web searches.
 SHARED_SCOPE = uuid.UUID(int=0)
 

@@ -1,7 +1,7 @@
 """Embedding through the cache: vectors keyed by (scope, sha256 of the text, model), provider on a miss.
 
 A writer reads its own scope and the shared one (the public corpus) and stores what it embeds in its
-own: a user's texts are never looked up for, nor confirmed to, anyone else (migration 018).
+own: a user's texts are never looked up for, nor confirmed to, anyone else (migration 020).
 """
 
 from __future__ import annotations

@@ -294,7 +294,7 @@ class IngestionService:
     ) -> None:
         """Drop from the writer's cache scope the texts of replaced chunks that no new chunk uses, so
         that deleting the document later leaves none of its earlier versions behind (the trigger of
-        migration 018 erases what its chunks reference then). After the write; should a bulk load roll
+        migration 020 erases what its chunks reference then). After the write; should a bulk load roll
         back, the old chunks' texts are embedded again by their next change (cost only)."""
         kept = {c.embed_hash for d in changed for c in d.chunks}
         replaced = {h for d in changed if (old := existing.get(d.external_id)) for h in old.embed_hashes}
@@ -306,7 +306,7 @@ class IngestionService:
         """Vectors for every chunk: from the writer's cache scope or the shared one, else from the
         provider (then cached in the writer's scope)."""
         wanted = {c.embed_hash: c.embed_text for c in chunks}
-        # The cache is the backend's own (migrations 013, 018): read and written on the backend's pool,
+        # The cache is the backend's own (migrations 013, 020): read and written on the backend's pool,
         # never as a user, in the scopes this writer may see.
         vectors, embedded = embed_with_cache(
             self.db.pool,

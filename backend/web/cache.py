@@ -2,7 +2,7 @@
 
 The key is (caller, provider, normalised query, options hash): the same words in another case or
 spacing hit, other domain lists or depth miss, and another caller always misses, so that neither an
-answer's `cached` flag nor its latency tells one user what another asked (migration 018). A caller is a
+answer's `cached` flag nor its latency tells one user what another asked (migration 020). A caller is a
 signed-in user, or auth.SHARED_SCOPE for the service path; AUTH_MODE=none's local user is one caller.
 The question itself is not stored: the key holds the sha256 of the caller and the normalised query.
 Successful answers are cached, empty ones included (a search API bills for "nothing found" too);

@@ -33,7 +33,7 @@ class ChunkRow:
     content_tokens: str
     embedding: np.ndarray
     metadata: dict[str, Any]
-    embed_hash: str | None = None  # the embedding-cache key of the embedded text (migration 018)
+    embed_hash: str | None = None  # the embedding-cache key of the embedded text (migration 020)
 
 
 def find_existing(

@@ -2,7 +2,7 @@
 
 A scope is a user id (that user's private documents) or auth.SHARED_SCOPE (the public corpus). Reads
 name their scopes explicitly and go through the primary key, so a lookup never reads, nor waits on,
-another scope's entries (migration 018).
+another scope's entries (migration 020).
 """
 
 from __future__ import annotations

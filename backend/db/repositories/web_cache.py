@@ -1,5 +1,5 @@
 """Web search results keyed by (caller, provider, sha256 of the caller and normalised query, options hash),
-with a TTL. The question itself is not stored (migration 018)."""
+with a TTL. The question itself is not stored (migration 020)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
-"""Apply supabase/migrations/018_scoped_caches.sql."""
+"""Apply supabase/migrations/020_scoped_caches.sql."""
 
 from backend.db.migrations import apply_sql_file
 
-revision = "018"
-down_revision = "017"
+revision = "020"
+down_revision = "019"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    apply_sql_file("018_scoped_caches.sql")
+    apply_sql_file("020_scoped_caches.sql")
 
 
 def downgrade() -> None:

@@ -1,4 +1,4 @@
--- 018: the embedding cache and the web search cache scoped per caller, so that no cache tells one user
+-- 020: the embedding cache and the web search cache scoped per caller, so that no cache tells one user
 -- what another ingested or asked (issue 24), and a deleted document's vectors leave the cache.
 --
 -- * embedding_cache is keyed (scope, content_hash, model). scope is the user whose ingestion wrote the
@@ -38,7 +38,7 @@ comment on column public.embedding_cache.scope is
 alter table public.chunks add column if not exists embed_hash text;
 comment on column public.chunks.embed_hash is
     'sha256 of the text that was embedded (title > headings, then the chunk): its embedding_cache key. '
-    'Null for chunks written before migration 018 and not re-embedded since.';
+    'Null for chunks written before migration 020 and not re-embedded since.';
 
 -- Erasure: when a document is deleted, its chunks' entries leave its scope (every model). Chunks that
 -- are deleted while their document stays (ingestion replacing a changed document's chunks) are left to
