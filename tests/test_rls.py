@@ -315,7 +315,10 @@ def test_conversation_owner_changes_reach_its_messages(db, world):
 
 
 def test_the_embedding_cache_is_backend_only(db):
-    db.execute("insert into embedding_cache (model, content_hash, embedding) values ('m', 'h', '[1,0]')")
+    db.execute(
+        "insert into embedding_cache (scope, model, content_hash, embedding) values (%s, 'm', 'h', '[1,0]')",
+        (B.user_id,),
+    )
     with acting_as(db, B), pytest.raises(psycopg.errors.InsufficientPrivilege):
         db.execute("select count(*) from embedding_cache")
     with acting_as(db, SERVICE_IDENTITY):

@@ -99,7 +99,7 @@ class AssistTools:
     def _search_web(self, query: str) -> list[ScoredChunk]:
         budget = WaitBudget.for_mode(self._settings)
         outcome = asyncio.run_coroutine_threadsafe(
-            web_only(self._web.legs(query), budget), self._loop
+            web_only(self._web.legs(query, caller=self._identity.cache_scope), budget), self._loop
         ).result()
         hits = dedup_against_local([*self._pack, *self.found], outcome.web, self._settings).kept
         embedder = self._retrieval.embedder

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -59,15 +60,21 @@ class ContextBuilder:
         self.metrics = metrics
 
     def build(
-        self, chunks: Sequence[ScoredChunk], *, question: str = "", history: Sequence[Turn] = ()
+        self,
+        chunks: Sequence[ScoredChunk],
+        *,
+        scope: uuid.UUID,
+        question: str = "",
+        history: Sequence[Turn] = (),
     ) -> BuiltContext:
-        """Number the chunks [1..n] in rank order, skipping duplicates, until the budget is spent."""
+        """Number the chunks [1..n] in rank order, skipping duplicates, until the budget is spent.
+        `scope` (Identity.cache_scope): whose cached token counts may be used."""
         started = time.perf_counter()
         s = self.settings
         unique, dropped = self._deduplicated(chunks)
         texts = [_source_text(c) for c in unique]
         prompt = self._prompt_texts(question, history)
-        counts = self.counter.count([*prompt, *texts])
+        counts = self.counter.count([*prompt, *texts], scope=scope)
         prompt_tokens = sum(counts.tokens[: len(prompt)])
         costs = [t + SOURCE_FRAMING_TOKENS for t in counts.tokens[len(prompt) :]]
         available = s.context_max_tokens - s.context_reply_tokens - prompt_tokens

@@ -130,7 +130,9 @@ class RetrievalService:
         timings: dict[str, float] = {}
 
         t0 = time.perf_counter()
-        embedding = self.query_embeddings.embed(query) if mode != "fulltext" else None
+        embedding = (
+            self.query_embeddings.embed(query, scope=identity.cache_scope) if mode != "fulltext" else None
+        )
         timings["embed_ms"] = _ms(t0)
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)

@@ -21,6 +21,7 @@ class ExistingDocument:
     metadata: dict[str, Any]
     embedding_models: tuple[str, ...]
     chunk_count: int
+    embed_hashes: frozenset[str] = frozenset()  # the embedding-cache keys its chunks were embedded from
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class ChunkRow:
     content_tokens: str
     embedding: np.ndarray
     metadata: dict[str, Any]
+    embed_hash: str | None = None  # the embedding-cache key of the embedded text (migration 020)
 
 
 def find_existing(
@@ -43,7 +45,9 @@ def find_existing(
         select d.external_id, d.id, d.content_hash, d.metadata,
                coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}')
                    as models,
-               count(c.id) as chunk_count
+               count(c.id) as chunk_count,
+               coalesce(array_agg(distinct c.embed_hash) filter (where c.embed_hash is not null), '{}')
+                   as embed_hashes
         from documents d
         left join chunks c on c.document_id = d.id
         where d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)
@@ -51,7 +55,7 @@ def find_existing(
         """,
         {"owner_id": owner_id, "external_ids": list(external_ids)},
     ).fetchall()
-    return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5]) for r in rows}
+    return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5], frozenset(r[6])) for r in rows}
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def write_documents(
 
 _CHUNK_COLUMNS = (
     "document_id, owner_id, position, content, heading_path, content_hash, content_tokens, embedding, "
-    "embedding_model, metadata"
+    "embedding_model, metadata, embed_hash"
 )
 
 
@@ -123,13 +127,15 @@ def copy_chunks(
         conn.execute(
             "create temporary table if not exists chunk_stage (document_id uuid, owner_id uuid, "
             "position integer, content text, heading_path text[], content_hash text, content_tokens text, "
-            "embedding vector, embedding_model text, metadata jsonb) on commit drop"
+            "embedding vector, embedding_model text, metadata jsonb, embed_hash text) on commit drop"
         )
     with (
         conn.cursor() as cur,
         cur.copy(f"copy {target} ({_CHUNK_COLUMNS}) from stdin with (format binary)") as copy,
     ):
-        copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
+        copy.set_types(
+            ["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb", "text"]
+        )
         for document_id, c in chunks:
             copy.write_row(
                 [
@@ -143,6 +149,7 @@ def copy_chunks(
                     c.embedding,
                     embedding_model,
                     Jsonb(c.metadata),
+                    c.embed_hash,
                 ]
             )
     if staged:
@@ -253,17 +260,26 @@ def embedding_models_in_use(conn: psycopg.Connection) -> list[tuple[int, str]]:
     return [(r[0], r[1]) for r in conn.execute("select * from embedding_spaces()").fetchall()]
 
 
+@dataclass(frozen=True)
+class ChunkToReembed:
+    id: int
+    owner_id: uuid.UUID | None  # whose embedding-cache scope its vector belongs to
+    title: str
+    heading_path: list[str]
+    content: str
+
+
 def chunks_embedded_by_other_models(
     conn: psycopg.Connection, *, model: str, after_id: int, limit: int
-) -> list[tuple[int, str, list[str], str]]:
-    """(chunk id, document title, heading path, content) of chunks not embedded by `model`, by id."""
+) -> list[ChunkToReembed]:
+    """The chunks not embedded by `model` (with what their embedded text is made of), by id."""
     rows = conn.execute(
-        "select c.id, d.title, c.heading_path, c.content "
+        "select c.id, c.owner_id, d.title, c.heading_path, c.content "
         "from chunks c join documents d on d.id = c.document_id "
         "where c.embedding_model <> %(model)s and c.id > %(after)s order by c.id limit %(limit)s",
         {"model": model, "after": after_id, "limit": limit},
     ).fetchall()
-    return [(r[0], r[1], list(r[2]), r[3]) for r in rows]
+    return [ChunkToReembed(r[0], r[1], r[2], list(r[3]), r[4]) for r in rows]
 
 
 def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: str) -> int:
@@ -272,13 +288,13 @@ def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: st
 
 
 def update_embeddings(
-    conn: psycopg.Connection, *, model: str, vectors: Sequence[tuple[int, np.ndarray]]
+    conn: psycopg.Connection, *, model: str, vectors: Sequence[tuple[int, np.ndarray, str]]
 ) -> None:
-    """Replace the embedding (and model identity) of these chunks."""
+    """Replace the embedding, model identity and embedded text's hash of these (id, vector, hash)."""
     with conn.cursor() as cur:
         cur.executemany(
-            "update chunks set embedding = %s, embedding_model = %s where id = %s",
-            [(vector, model, chunk_id) for chunk_id, vector in vectors],
+            "update chunks set embedding = %s, embedding_model = %s, embed_hash = %s where id = %s",
+            [(vector, model, embed_hash, chunk_id) for chunk_id, vector, embed_hash in vectors],
         )
 
 
