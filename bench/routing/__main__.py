@@ -97,6 +97,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def run_variant(variant: Variant, settings: Settings, inner: LocalEmbedder, args: argparse.Namespace) -> None:
     """Ingest the variant's corpus, search every question, chat on the sample; the raw records are kept."""
     split, name = variant.split, variant.key
+    started = time.perf_counter()
     half = write_half_corpus(split, WORK_DIR / name)
     cache = BenchCache(inner.model_id, variant.caches[0])
     for other in variant.caches[1:]:  # vectors of the same texts, embedded once (by another variant)
@@ -133,7 +134,13 @@ def run_variant(variant: Variant, settings: Settings, inner: LocalEmbedder, args
     save_records(WORK_DIR / f"{name}.records.jsonl.gz", records)
     save_chats(
         WORK_DIR / f"{name}.chats.json",
-        {"chunk_totals": totals, "chats": chats, "ingest": ingest, "depths": depths},
+        {
+            "chunk_totals": totals,
+            "chats": chats,
+            "ingest": ingest,
+            "depths": depths,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
     )
 
 
@@ -159,7 +166,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         variants = build_variants(args.variants, args.sets, args.datasets_dir, args.questions)
         for variant in variants:
-            began = time.perf_counter()
             if not args.reuse:
                 run_variant(variant, settings, inner, args)
             records = load_records(WORK_DIR / f"{variant.key}.records.jsonl.gz")
@@ -167,7 +173,6 @@ def main(argv: list[str] | None = None) -> int:
             report["sets"][variant.key] = {
                 **evaluate_set(records, stored, policies, settings),
                 **describe(variant, records, stored),
-                "seconds": round(time.perf_counter() - began, 1),
             }
             report["total_seconds"] = round(time.perf_counter() - started, 1)
             write_json(args.out, report)

@@ -19,6 +19,7 @@ def describe(variant: Variant, records: Sequence[QuestionRecord], stored: dict[s
         "variant": variant.kind,
         "label": variant.label,
         "left_out": variant.left_out,
+        "run_seconds": stored.get("seconds"),  # ingest + searches + chats of the run that stored them
         "ranking": ranking(records),
         "chat_summary": chat_summary(stored["chats"]),
         "scores": {
@@ -68,7 +69,7 @@ def _pair(a: float, b: float) -> str:
 
 def render_variants(report: dict[str, Any]) -> str:
     policy = report["default_policy"]
-    rows, chat_rows = [], []
+    rows, chat_rows, size_rows = [], [], []
     for s in report["sets"].values():
         if "variant" not in s:
             continue
@@ -93,6 +94,17 @@ def render_variants(report: dict[str, Any]) -> str:
         )
         c = s["chat_summary"]
         a, u = c["answerable"], c["unanswerable"]
+        size_rows.append(
+            [
+                s["variant"],
+                s["label"],
+                f"{s['ingest']['created']} / {s['ingest']['chunks']}",
+                str(s["ingest"]["chunks_embedded"]),
+                f"{q['answerable'] + q['unanswerable']}",
+                f"{a['n'] + u['n']}",
+                f"{s['run_seconds']:.0f}" if s.get("run_seconds") is not None else "–",
+            ]
+        )
         chat_rows.append(
             [
                 s["variant"],
@@ -146,6 +158,14 @@ def render_variants(report: dict[str, Any]) -> str:
             ],
             chat_rows,
             "lllrrrrrrr",
+        ),
+        "",
+        "Sizes and run times (seconds: ingest + searches + chats of the run that stored the records)",
+        "",
+        markdown_table(
+            ["variant", "set", "documents / chunks", "chunks embedded", "questions", "chats", "run s"],
+            size_rows,
+            "llrrrrr",
         ),
     ]
     return "\n".join(lines)
