@@ -147,7 +147,7 @@ def run_variant(variant: Variant, settings: Settings, inner: LocalEmbedder, args
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     settings = bench_settings()
-    policies = args.policy or ["v3", settings.score_policy_version, "v1"]
+    policies = list(dict.fromkeys(args.policy or ["v3", settings.score_policy_version, "v1"]))
     inner = LocalEmbedder(settings)
     started = time.perf_counter()
     report: dict[str, Any] = {

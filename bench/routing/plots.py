@@ -14,7 +14,8 @@ BINS = 20
 PANEL_W, PANEL_H = 330, 190
 PAD_L, PAD_R, PAD_T, PAD_B = 42, 12, 30, 34
 COLUMNS = 3
-LEGEND_H = 26
+LEGEND_H = 46
+MIN_WIDTH = 560
 COLOURS = {"answerable": "#1f77b4", "unanswerable": "#e6550d"}
 
 
@@ -80,21 +81,21 @@ def svg(
     """One figure: a title and legend, then the panels in rows of COLUMNS."""
     cols = min(COLUMNS, max(len(panels), 1))
     rows = (len(panels) + cols - 1) // cols
-    width, height = cols * PANEL_W, rows * PANEL_H + LEGEND_H + 8
+    width, height = max(cols * PANEL_W, MIN_WIDTH), rows * PANEL_H + LEGEND_H + 8
     body = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="8" y="17" font-size="13" font-weight="bold">{escape(title)}</text>',
     ]
-    x = width - 8
-    for side in reversed(list(COLOURS)):
-        label = f"{side} (share per bin)"
-        x -= 7 * len(label) + 24
+    x = 8
+    for side, colour in COLOURS.items():
+        label = f"{side} questions (share per bin of {1 / BINS:g})"
         body.append(
-            f'<rect x="{x}" y="8" width="12" height="12" fill="{COLOURS[side]}" fill-opacity="0.4" '
-            f'stroke="{COLOURS[side]}"/><text x="{x + 16}" y="18">{escape(label)}</text>'
+            f'<rect x="{x}" y="26" width="12" height="12" fill="{colour}" fill-opacity="0.4" '
+            f'stroke="{colour}"/><text x="{x + 16}" y="36">{escape(label)}</text>'
         )
+        x += 7 * len(label) + 30
     for i, (name, scores) in enumerate(panels):
         body += panel(name, scores, thresholds, (i % cols) * PANEL_W, LEGEND_H + (i // cols) * PANEL_H)
     body.append("</svg>")
