@@ -35,7 +35,10 @@ DEFAULT_SETS = ("cmrc2018-dev", "drcd-dev", "xquad-en-dev")  # xquad-zh's titles
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.conversation", description=__doc__)
     parser.add_argument(
-        "--sets", nargs="+", default=list(DEFAULT_SETS), help="sets to build follow-up pairs from"
+        "--sets",
+        nargs="*",
+        default=list(DEFAULT_SETS),
+        help="sets to build follow-up pairs from (none: skip)",
     )
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument(

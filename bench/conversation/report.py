@@ -43,7 +43,9 @@ def render(report: dict[str, Any]) -> str:
         "",
     ]
     rows = []
-    groups = {**report["pairs_by_set"], "all": report["pairs_total"]}
+    groups = (
+        {**report["pairs_by_set"], "all": report["pairs_total"]} if report["pairs_total"]["pairs"] else {}
+    )
     for name, s in groups.items():
         n = s["pairs"]
         pronouns = " ".join(f"{k} {v}" for k, v in sorted(s["pronouns"].items()))
