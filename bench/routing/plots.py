@@ -65,9 +65,11 @@ def panel(
         )
     for name, t in thresholds.items():
         x = x0 + t * w
+        side, dx = ("end", -3) if t > 0.8 else ("start", 3)  # the label inside the plot, beside its line
         out.append(
             f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 - h}" stroke="#555" stroke-dasharray="4 3"/>'
-            f'<text x="{x:.1f}" y="{y0 - h - 3:.1f}" text-anchor="middle" fill="#555">{escape(name)}</text>'
+            f'<text x="{x + dx:.1f}" y="{y0 - h + 10:.1f}" text-anchor="{side}" fill="#555">'
+            f"{escape(name)}</text>"
         )
     out.append(
         f'<text x="{x0 + w / 2:.1f}" y="{y0 + 28}" text-anchor="middle" fill="#555">best_overall_score</text>'
