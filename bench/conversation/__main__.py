@@ -42,7 +42,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument(
-        "--pairs", type=int, default=50, help="follow-up pairs per set (sha256 order; 0: all)"
+        "--pairs", type=int, default=0, help="follow-up pairs per set (sha256 order; 0: all)"
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "conversation.json")
     return parser.parse_args(argv)
