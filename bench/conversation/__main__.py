@@ -41,9 +41,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="sets to build follow-up pairs from (none: skip)",
     )
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
-    parser.add_argument(
-        "--pairs", type=int, default=0, help="follow-up pairs per set (sha256 order; 0: all)"
-    )
+    parser.add_argument("--pairs", type=int, default=0, help="follow-up pairs per set (sha256 order; 0: all)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "conversation.json")
     return parser.parse_args(argv)
 
