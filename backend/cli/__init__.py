@@ -13,12 +13,20 @@ from backend.cli import (
     calibrate_commands,
     db_commands,
     ingest_commands,
+    mcp_commands,
     query_commands,
     server_commands,
 )
 
 # Every command module is imported for real: one that fails to import is an error, not a missing command.
-COMMAND_MODULES = (db_commands, ingest_commands, query_commands, server_commands, calibrate_commands)
+COMMAND_MODULES = (
+    db_commands,
+    ingest_commands,
+    query_commands,
+    server_commands,
+    calibrate_commands,
+    mcp_commands,
+)
 
 
 class CliError(Exception):
