@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from backend.errors import DomainError
 from backend.text.hygiene import find_unstorable, location_text, printable
@@ -43,3 +44,12 @@ def check_text(**arguments: Any) -> None:
         problem = find_unstorable(value, (name,))
         if problem is not None:
             raise ToolError(f"{location_text(problem.location, root='arguments')}: {problem.message}")
+
+
+def invalid_arguments(tool: str, exc: ValidationError) -> str:
+    """One line naming each invalid argument and what is wrong (input values are not echoed)."""
+    problems = [
+        f"{location_text(tuple(err['loc']), root='arguments')}: {printable(str(err['msg']))}"
+        for err in exc.errors(include_url=False, include_input=False)
+    ]
+    return f"invalid arguments for {tool}: " + "; ".join(problems)

@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, Request
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -37,30 +38,31 @@ class McpUnavailable(DomainError):
 
 
 class McpHttp:
-    """The app's MCP server and its session manager, running while the app's lifespan runs."""
+    """The app's MCP server, running while the app's lifespan runs. A session manager runs only once, so
+    each run of the lifespan (a test client entered twice, say) builds its own server and manager."""
 
     def __init__(self) -> None:
-        self.server = create_mcp_server(http_caller)
-        # Builds the session manager (the Starlette app it returns is not used: /mcp is our route).
-        self.server.streamable_http_app(
-            stateless_http=True,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        self.running = False
+        self._manager: StreamableHTTPSessionManager | None = None
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        async with self.server.session_manager.run():
-            self.running = True
+        server = create_mcp_server(http_caller)
+        # Builds the session manager (the Starlette app it returns is not used: /mcp is our route).
+        server.streamable_http_app(
+            stateless_http=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        async with server.session_manager.run():
+            self._manager = server.session_manager
             try:
                 yield
             finally:
-                self.running = False
+                self._manager = None
 
     def handler(self) -> ASGIApp:
-        if not self.running:
+        if self._manager is None:
             raise McpUnavailable("the MCP server is not running (the app was started without its lifespan)")
-        return self.server.session_manager.handle_request
+        return self._manager.handle_request
 
 
 def http_caller(ctx: Context) -> Caller:

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from starlette.requests import Request
 
 from backend import __version__
@@ -24,7 +25,7 @@ from backend.api.limits import RouteGroup, spend
 from backend.auth.identity import Identity
 from backend.mcp_server import descriptions as d
 from backend.mcp_server import documents
-from backend.mcp_server.errors import check_text, tool_errors
+from backend.mcp_server.errors import check_text, invalid_arguments, tool_errors
 from backend.mcp_server.research import run_research
 from backend.mcp_server.shapes import search_hit, sources
 from backend.research.presets import PresetName
@@ -51,9 +52,22 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 STORES_A_TURN = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 
+class PgragMcpServer(MCPServer):
+    """MCPServer whose answer to invalid arguments names each field and what is wrong with it, in one
+    line (the SDK's is pydantic's multi-line text with a link)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(invalid_arguments(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
 def create_mcp_server(caller_of: CallerOf) -> MCPServer:
     """The server with its five tools; each resolves its caller through `caller_of`."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = PgragMcpServer(
         "pgrag",
         title="pgrag knowledge base",
         version=__version__,
