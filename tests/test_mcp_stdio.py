@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
-from backend.auth.identity import LOCAL_IDENTITY
+from backend.auth.identity import LOCAL_IDENTITY, user_identity
+from tests.auth_tokens import FakeAuthServer, es256
 from tests.factories import loaded_document
+from tests.fake_http import serve
 
 DOCUMENT = "# 尤金袋鼠\n\n尤金袋鼠分布在澳洲南部岛屿及西岸地区。"
 
@@ -86,6 +89,55 @@ def test_refuses_to_start_with_supabase_auth_and_no_key(database_url, tmp_path: 
     assert done.returncode == 2
     assert "AUTH_MODE=supabase: set PGRAG_API_KEY" in done.stderr
     assert done.stdout == ""  # nothing on the protocol stream
+
+
+def test_a_personal_key_makes_the_stdio_server_act_as_its_owner(make_services, database_url, tmp_path: Path):
+    """AUTH_MODE=supabase: PGRAG_API_KEY=A's key sees A's private document; B's does not; a key that does
+    not exist refuses to start. (list/get only: no query is embedded, the model never loads.)"""
+    key = es256("es-stdio")
+    with serve(FakeAuthServer([key]).respond) as auth_url:
+        services = make_services(auth_mode="supabase", supabase_url=auth_url)
+        alice, bob = user_identity(uuid.UUID(int=0xA)), user_identity(uuid.UUID(int=0xB))
+        summary = services.ingestion.ingest(
+            [loaded_document("secret", "A 的私人笔记：周五交报告。", "A 的笔记")], identity=alice, atomic=True
+        )
+        secret = str(summary.outcomes[0].document_id)
+        key_a, _ = services.api_keys.create(alice, name="stdio", expires_in_days=None)
+        key_b, _ = services.api_keys.create(bob, name="stdio", expires_in_days=None)
+        auth = {"AUTH_MODE": "supabase", "SUPABASE_URL": auth_url}
+
+        async def as_owner(api_key: str) -> tuple[list[str], CallToolResult]:
+            env = server_env(database_url, PGRAG_API_KEY=api_key, **auth)
+            params = StdioServerParameters(
+                command=sys.executable, args=["-m", "backend", "mcp"], env=env, cwd=tmp_path
+            )
+            async with Client(params, read_timeout_seconds=120) as client:
+                docs = payload(await client.call_tool("list_documents", {}))
+                return [d["title"] for d in docs["items"]], await client.call_tool(
+                    "get_document", {"document_id": secret}
+                )
+
+        titles, read = asyncio.run(as_owner(key_a))
+        assert titles == ["A 的笔记"]
+        assert payload(read)["text"] == "A 的私人笔记：周五交报告。"
+        titles, read = asyncio.run(as_owner(key_b))
+        assert titles == []
+        assert read.is_error
+        assert read.content[0].text.endswith(f"NotFound: document {secret} does not exist")  # type: ignore[union-attr]
+
+        env = server_env(database_url, PGRAG_API_KEY="pgr_" + "x" * 43, **auth)
+        done = subprocess.run(
+            [sys.executable, "-m", "backend", "mcp"],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2
+    assert "PGRAG_API_KEY is not accepted: the API key is unknown, revoked or expired" in done.stderr
+    assert done.stdout == ""
 
 
 def _local_settings() -> Any:
