@@ -107,6 +107,7 @@ def test_without_a_valid_credential_mcp_is_a_401(api):
 def test_every_tool_over_http_as_the_caller(api):
     ingest(api, SERVICE_KEY, SHARED)
     mine = ingest(api, api.token_a, SECRET_A)
+    stored: dict[str, str] = {}
 
     async def session() -> None:
         async with connect(api, api.token_a) as client:
@@ -133,6 +134,7 @@ def test_every_tool_over_http_as_the_caller(api):
                 )
             )
             assert follow["conversation_id"] == answer["conversation_id"]
+            stored["conversation_id"] = answer["conversation_id"]
 
             docs = payload(await client.call_tool("list_documents", {}))
             assert {d["title"] for d in docs["items"]} == {"A 的秘密配方", "员工手册"}
@@ -160,10 +162,15 @@ def test_every_tool_over_http_as_the_caller(api):
 
     asyncio.run(session())
     # ask stored its turns like /chat: the conversation is the caller's, with both exchanges
-    conversations = httpx.get(
-        f"{api.url}/conversations", headers={"Authorization": f"Bearer {api.token_a}"}
-    ).json()
-    assert len(conversations) >= 1
+    headers = {"Authorization": f"Bearer {api.token_a}"}
+    conversation = stored["conversation_id"]
+    messages = httpx.get(f"{api.url}/conversations/{conversation}/messages", headers=headers).json()
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[1]["sources"][0]["title"] == "员工手册"
+    other = httpx.get(
+        f"{api.url}/conversations/{conversation}/messages", headers={"Authorization": f"Bearer {api.token_b}"}
+    )
+    assert other.status_code == 404
 
 
 def test_another_users_document_does_not_exist_for_them(api):
@@ -210,3 +217,17 @@ def test_bad_arguments_are_tool_errors_with_a_message(api):
             assert payload(await client.call_tool("list_documents", {"limit": 1}))["limit"] == 1
 
     asyncio.run(session())
+
+
+def test_tool_calls_spend_the_callers_rate_limit(make_services):
+    services = make_services(rate_limit_search_per_minute=1)
+    with running_api(services) as url:
+
+        async def session() -> None:
+            async with Client(f"{url}/mcp") as client:
+                assert not (await client.call_tool("search", {"query": "年假"})).is_error
+                limited = error_text(await client.call_tool("search", {"query": "年假"}))
+                assert "too many search requests: at most 1 a minute" in limited
+                assert not (await client.call_tool("list_documents", {})).is_error  # not a search
+
+        asyncio.run(session())
