@@ -101,6 +101,10 @@ def run_dataset(name: str, settings: Settings, args: argparse.Namespace) -> dict
     log(f"{name}: {len(ids)} sampled questions; cache {cache.path} ({len(cache.passages)} passages)")
     items = []
     with scratch_database(f"answers_{name}") as url:
+        if args.via == "v1":  # the bench is one client asking as fast as it can: no per-minute limit
+            settings = type(settings).model_validate(
+                {**settings.model_dump(), "rate_limit_chat_per_minute": 0}
+            )
         services = build_services(settings, database_url=url, embedder=embedder, llm=llm, migrate=False)
         ask = _chat if args.via == "chat" else _through_v1(services)
         try:
