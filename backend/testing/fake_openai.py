@@ -17,6 +17,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -66,6 +67,8 @@ class FakeOpenAI:
         self.embedding_requests: list[Recorded] = []
         self.embedding_failures: deque[Raw] = deque()  # sent before any embedding succeeds
         self._replies: deque[Message | _Delayed | Raw] = deque()
+        # Answers a chat request when nothing is queued (concurrent callers: reply by what they ask).
+        self.script: Callable[[dict[str, Any]], Message | Raw] | None = None
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
@@ -147,6 +150,8 @@ class FakeOpenAI:
             return refusal
         with self._lock:
             scripted = self._replies.popleft() if self._replies else None
+        if scripted is None and self.script is not None:
+            scripted = self.script(body)
         if scripted is None:
             return _error(500, "fake: no reply queued", kind="server_error")
         if isinstance(scripted, Raw):
