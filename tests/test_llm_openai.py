@@ -4,7 +4,9 @@ chat, JSON modes and servers without them, retries (429, 5xx, Retry-After), time
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from backend.config import Settings
 from backend.errors import ProviderError
 from backend.llm import OpenAICompatibleLLM, SourceText, Turn, create_llm, load_prompt
+from backend.llm.base import ToolSpec
 from backend.llm.usage import metering
 from backend.testing.fake_openai import FakeOpenAI
 
@@ -230,6 +233,100 @@ def test_an_answer_without_text_is_a_502(fake_openai):
     fake_openai.reply(finish_reason="content_filter")
     with pytest.raises(ProviderError, match="returned no text"):
         list(llm(fake_openai).answer("q", KANGAROO))
+
+
+# --- assist-mode tool calls ------------------------------------------------------------------------
+
+
+class Tools:
+    """Two tools; each call is recorded and answered with a numbered source."""
+
+    specs: Sequence[ToolSpec] = (
+        ToolSpec("search_local", "Search the user's documents.", {"type": "object", "properties": {}}),
+        ToolSpec("search_web", "Search the web.", {"type": "object", "properties": {}}),
+    )
+
+    def __init__(self, max_calls: int = 3) -> None:
+        self.max_calls = max_calls
+        self.called: list[tuple[str, dict[str, Any]]] = []
+
+    def call(self, name: str, args: Mapping[str, Any]) -> str:
+        self.called.append((name, dict(args)))
+        return f'<source n="{len(self.called) + 7}">\n{name} 找到的资料\n</source>'
+
+
+def test_a_tool_call_is_run_and_read_back_before_the_answer_streams(fake_openai):
+    fake_openai.reply_tool_calls(("search_local", {"query": "尤金袋鼠 食物"}), total_tokens=40)
+    fake_openai.reply("尤金袋鼠以草为食[8]。", total_tokens=90)
+    tools = Tools()
+    with metering() as meter:
+        answer = "".join(llm(fake_openai).answer_with_tools("它吃什么？", KANGAROO, [], tools))
+    assert answer == "尤金袋鼠以草为食[8]。"
+    assert tools.called == [("search_local", {"query": "尤金袋鼠 食物"})]
+    assert meter.tokens == 130
+    first, second = (r.body for r in fake_openai.requests)
+    assert [t["function"]["name"] for t in first["tools"]] == ["search_local", "search_web"]
+    assert first["tool_choice"] == "auto"
+    asked, read_back = second["messages"][-2:]
+    assert asked["tool_calls"][0]["function"] == {
+        "name": "search_local",
+        "arguments": json.dumps({"query": "尤金袋鼠 食物"}, ensure_ascii=False),
+    }
+    assert read_back == {
+        "role": "tool",
+        "tool_call_id": asked["tool_calls"][0]["id"],
+        "content": '<source n="8">\nsearch_local 找到的资料\n</source>',
+    }
+
+
+def test_a_spent_call_budget_ends_in_an_answer_with_no_more_calls(fake_openai):
+    fake_openai.reply_tool_calls(("search_web", {"query": "a"}), ("search_local", {"query": "b"}))
+    fake_openai.reply("最后的答案[8]。")
+    tools = Tools(max_calls=1)
+    assert "".join(llm(fake_openai).answer_with_tools("q", KANGAROO, [], tools)) == "最后的答案[8]。"
+    assert tools.called == [("search_web", {"query": "a"})]  # the second call was past the budget
+    assert fake_openai.requests[-1].body["tool_choice"] == "none"
+
+
+def test_a_server_without_function_calling_answers_without_tools_from_then_on(fake_openai):
+    fake_openai.tools = False
+    fake_openai.reply("不用工具的答案[3]。")
+    fake_openai.reply("又一个答案[7]。")
+    model = llm(fake_openai)
+    assert "".join(model.answer_with_tools("q", KANGAROO, [], Tools())) == "不用工具的答案[3]。"
+    assert "".join(model.answer_with_tools("q", KANGAROO, [], Tools())) == "又一个答案[7]。"
+    assert ["tools" in r.body for r in fake_openai.requests] == [True, False, False]
+
+
+def test_arguments_that_are_not_json_reach_the_tool_as_no_arguments(fake_openai):
+    fake_openai.reply_raw(
+        200,
+        "data: "
+        + json.dumps(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "c1",
+                                    "function": {"name": "search_local", "arguments": "{query: 考拉"},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            }
+        )
+        + "\n\ndata: [DONE]\n\n",
+        "text/event-stream",
+    )
+    fake_openai.reply("答案[3]。")
+    tools = Tools()
+    assert "".join(llm(fake_openai).answer_with_tools("q", KANGAROO, [], tools)) == "答案[3]。"
+    assert tools.called == [("search_local", {})]
 
 
 # --- factory and settings --------------------------------------------------------------------------
