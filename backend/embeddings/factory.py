@@ -22,3 +22,15 @@ def create_embedder(settings: Settings) -> Embedder:
     raise ValueError(
         f"Unknown embedding provider {provider!r}; use 'gemini', 'openai_compatible' or 'local'."
     )
+
+
+def configured_model_id(settings: Settings) -> str | None:
+    """The model_id the configured provider embeds with, without asking any server; None when only the
+    server knows it (OPENAI_EMBEDDING_DIMS unset)."""
+    provider = settings.resolved_embedding_provider
+    if provider == "gemini":
+        return f"{settings.gemini_embedding_model}@{settings.gemini_embedding_dims}"
+    if provider == "openai_compatible":
+        dims = settings.openai_embedding_dims
+        return f"{settings.openai_embedding_model.strip()}@{dims}" if dims else None
+    return LocalEmbedder.model_id
