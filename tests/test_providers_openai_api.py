@@ -18,6 +18,7 @@ from backend.api.app import create_app
 from backend.config import Settings
 from backend.llm.openai_compatible import forget_server_traits
 from backend.services.container import build_services
+from backend.services.reembed import reembed
 from backend.testing.fake_openai import FakeOpenAI, Raw
 from backend.testing.fake_openai_wire import Message
 from tests.test_research_api import DOCS
@@ -264,10 +265,18 @@ def test_switching_the_embedding_model_is_refused_until_the_corpus_is_re_embedde
     ingest(make_client())
     with FakeOpenAI(embedding_model="bge-m3", embedding_dims=384) as other:
         client = make_client(openai_embedding_base_url=other.url, openai_embedding_model="bge-m3")
-        response = client.post("/search", json={"query": "黑豹队的防守", "mode": "vector"})
-    assert response.status_code == 409
-    detail = json.dumps(response.json(), ensure_ascii=False)
-    assert "fake-embed@384" in detail
+        query = {"query": "黑豹队的防守", "mode": "vector"}
+        refused = client.post("/search", json=query)
+        assert refused.status_code == 409
+        assert "fake-embed@384" in json.dumps(refused.json(), ensure_ascii=False)  # names the stored model
+
+        services = client.app.state.services
+        summary = reembed(services.pool, services.embedder, batch_size=16)
+        assert summary.model == "bge-m3@384"
+        assert any(r.body["model"] == "bge-m3" for r in other.embedding_requests)
+        response = client.post("/search", json=query)
+        assert response.status_code == 200, response.text
+        assert response.json()["results"][0]["external_id"] == "panthers"
 
 
 def test_a_rate_limited_model_is_a_502_that_says_so(make_client, fake):
