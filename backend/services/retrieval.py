@@ -19,6 +19,7 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
+from backend.embeddings.fitted import fitted_model_warnings, policies_fitted
 from backend.embeddings.query_cache import QueryEmbeddings
 from backend.errors import InvalidInput
 from backend.rerank import HeuristicReranker, Reranker
@@ -73,18 +74,11 @@ class RetrievalService:
         self.rerank_policy = load_rerank_policy(
             settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
         )
-        fitted_with = self.rerank_policy.embedding_model
-        if fitted_with and fitted_with != embedder.model_id:
-            logger.warning(
-                "rerank policy %s was fitted with %s; this service embeds with %s: rankings and the "
-                "dynamic cut may differ (fit one: python -m bench.rerank --fit-version vN)",
-                self.rerank_policy.name,
-                fitted_with,
-                embedder.model_id,
-            )
         self.policy = load_score_policy(
             settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR
         )
+        for warning in fitted_model_warnings(embedder, policies_fitted(self.rerank_policy, self.policy)):
+            logger.warning("%s", warning)
         # What the candidates' RRF ranks came from: the answerability score re-fuses their leg ranks.
         self.fusion = Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight)
         self.params = HybridParams.from_settings(settings)
