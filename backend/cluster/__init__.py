@@ -1,1 +1,1 @@
-"""A local Citus cluster from the embedded PostgreSQL: build Citus from source, run nodes (docs/scaling.md)."""
+"""A local Citus cluster from the embedded PostgreSQL: Citus built from source, nodes (docs/scaling.md)."""

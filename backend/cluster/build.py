@@ -70,7 +70,9 @@ def pg_version(install: Path) -> str:
 def source_commit(src: Path) -> str:
     """The checked-out commit of a Citus source folder; for a folder without git, a hash of its files."""
     if not (src / "configure").is_file() or not (src / "src" / "backend" / "distributed").is_dir():
-        raise CitusBuildError(f"{src} is not a Citus source folder (no configure, no src/backend/distributed)")
+        raise CitusBuildError(
+            f"{src} is not a Citus source folder (no configure, no src/backend/distributed)"
+        )
     if (src / ".git").exists():
         commit = _run(["git", "-C", str(src), "rev-parse", "HEAD"], capture=True).strip()
         dirty = _run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"], capture=True)
@@ -114,15 +116,18 @@ def build(src: Path, builds_dir: Path, *, log: Callable[[str], None] = logger.in
     for libs in install.parent.parent.glob(f"{install.parent.name}.libs"):
         shutil.copytree(libs, root / libs.name, symlinks=True)
     pg_config = tree / "bin" / "pg_config"
-    if Path(_run([str(pg_config), "--pkglibdir"], capture=True).strip()).resolve() != (
-        tree / "lib" / "postgresql"
-    ).resolve():
+    if (
+        Path(_run([str(pg_config), "--pkglibdir"], capture=True).strip()).resolve()
+        != (tree / "lib" / "postgresql").resolve()
+    ):
         raise CitusBuildError("the embedded PostgreSQL is not relocatable: its pg_config names another tree")
     work = root / "build"
     work.mkdir()
     options = ["--without-lz4", "--without-zstd"]  # only columnar compression needs them
     log(f"configuring Citus {commit} ({' '.join(options)})")
-    _run([str(src / "configure"), f"PG_CONFIG={pg_config}", *options], cwd=work, log_to=root / "configure.log")
+    _run(
+        [str(src / "configure"), f"PG_CONFIG={pg_config}", *options], cwd=work, log_to=root / "configure.log"
+    )
     jobs = str(max(os.cpu_count() or 1, 1))
     log(f"compiling with {jobs} jobs (a few minutes on 2 cores); log in {root / 'make.log'}")
     cflags = f"CFLAGS={supported_cflags(pg_config)}"
@@ -182,7 +187,9 @@ def _load(root: Path) -> CitusBuild | None:
     return CitusBuild(root, tree, meta["commit"], meta["pg_version"])
 
 
-def _run(cmd: list[str], *, cwd: Path | None = None, capture: bool = False, log_to: Path | None = None) -> str:
+def _run(
+    cmd: list[str], *, cwd: Path | None = None, capture: bool = False, log_to: Path | None = None
+) -> str:
     """Run a build step; its output goes to `log_to` (or is returned when capture)."""
     try:
         if log_to is not None:

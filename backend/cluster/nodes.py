@@ -27,6 +27,7 @@ import psycopg
 from psycopg import sql
 
 from backend.cluster.build import CitusBuild
+from backend.db.distribute import prepare_database
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,9 @@ class Cluster:
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
-    def up(self, *, fast: bool = False, shared_buffers: str = "256MB", log: Callable[[str], None] = print) -> None:
+    def up(
+        self, *, fast: bool = False, shared_buffers: str = "256MB", log: Callable[[str], None] = print
+    ) -> None:
         """Initialise (first time), start every node, and make sure `pgrag` is a Citus database."""
         self.root.mkdir(parents=True, exist_ok=True)
         self._grant_access()
@@ -94,7 +97,9 @@ class Cluster:
             if not (node.data_dir / "PG_VERSION").exists():
                 log(f"initdb {node.name} ({node.data_dir})")
                 self._initdb(node)
-            self._configure(node, {**NODE_SETTINGS, "shared_buffers": shared_buffers, **(FAST_SETTINGS if fast else {})})
+            self._configure(
+                node, {**NODE_SETTINGS, "shared_buffers": shared_buffers, **(FAST_SETTINGS if fast else {})}
+            )
             if not self.running(node):
                 self._pg_ctl(node, "start", "-w", "-t", "120", "-l", str(node.data_dir / "server.log"))
                 log(f"started {node.name} on 127.0.0.1:{node.port}")
@@ -121,7 +126,7 @@ class Cluster:
             [str(self.build.bin_dir / "pg_ctl"), "status", "-D", str(node.data_dir)],
             capture_output=True,
             check=False,
-            **self._as_system_user(),
+            user=self._system_user(),
         )
         return done.returncode == 0
 
@@ -129,7 +134,10 @@ class Cluster:
         """Per node: running, and (for workers) whether the coordinator's metadata holds it active."""
         active: dict[int, bool] = {}
         if self.running(self.coordinator):
-            with suppress_db_errors(), psycopg.connect(self.url(), autocommit=True, connect_timeout=5) as conn:
+            with (
+                suppress_db_errors(),
+                psycopg.connect(self.url(), autocommit=True, connect_timeout=5) as conn,
+            ):
                 rows = conn.execute("select nodeport, isactive from pg_dist_node").fetchall()
                 active = {int(r[0]): bool(r[1]) for r in rows}
         return [
@@ -158,13 +166,16 @@ class Cluster:
             for worker in self.workers:
                 if worker.port not in known:
                     conn.execute("select citus_add_node('127.0.0.1', %s)", (worker.port,))
+            prepare_database(conn)  # before the migrations: their functions reach the workers
         return self.url(name)
 
     def drop_database(self, name: str) -> None:
         for node in self.nodes:
             if self.running(node):
                 with psycopg.connect(node.url("postgres"), autocommit=True) as conn:
-                    conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+                    conn.execute(
+                        sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name))
+                    )
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -172,7 +183,14 @@ class Cluster:
         node.data_dir.mkdir(parents=True, exist_ok=True)
         self._chown(node.data_dir)
         self._exec(
-            "initdb", "--auth=trust", "--auth-local=trust", "--encoding=utf8", "-U", "postgres", "-D", str(node.data_dir)
+            "initdb",
+            "--auth=trust",
+            "--auth-local=trust",
+            "--encoding=utf8",
+            "-U",
+            "postgres",
+            "-D",
+            str(node.data_dir),
         )
 
     def _configure(self, node: Node, settings: dict[str, str]) -> None:
@@ -197,13 +215,15 @@ class Cluster:
             capture_output=True,
             text=True,
             check=False,
-            **self._as_system_user(),
+            user=self._system_user(),
         )
         if done.returncode != 0:
-            raise ClusterError(f"{program} {' '.join(args[:3])} failed: {(done.stderr or done.stdout).strip()[-800:]}")
+            raise ClusterError(
+                f"{program} {' '.join(args[:3])} failed: {(done.stderr or done.stdout).strip()[-800:]}"
+            )
 
-    def _as_system_user(self) -> dict[str, str]:
-        return {"user": SYSTEM_USER} if os.geteuid() == 0 else {}
+    def _system_user(self) -> str | None:
+        return SYSTEM_USER if os.geteuid() == 0 else None
 
     def _chown(self, path: Path) -> None:
         if os.geteuid() == 0:

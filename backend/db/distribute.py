@@ -34,10 +34,11 @@ LOGIN_ROLES = ("authenticated", "service_role")
 # Per database, on every node: the type names Citus sends to workers resolve in `extensions` too
 # (migrations create functions over pgvector's types there), the triggers of sql/citus/ may exist on
 # distributed tables, and SET LOCAL (request.jwt.claims, hnsw.*) reaches the workers.
+# Values are SQL text (constants of this module): search_path is a list, not one quoted name.
 DATABASE_SETTINGS = {
     "search_path": "public, extensions",
     "citus.enable_unsafe_triggers": "on",
-    "citus.propagate_set_commands": "local",
+    "citus.propagate_set_commands": "'local'",
 }
 
 
@@ -59,10 +60,10 @@ def citus_version(conn: psycopg.Connection) -> str | None:
     return row[0] if row else None
 
 
-def prepare_nodes(conn: psycopg.Connection) -> int:
-    """Database settings and login roles on the coordinator and every worker; returns the worker count.
+def prepare_database(conn: psycopg.Connection) -> int:
+    """The database settings on the coordinator and every worker; returns the worker count.
 
-    Needed before `db upgrade` too on a fresh cluster (the migrations' functions reach the workers).
+    Needed before `db upgrade` on a fresh cluster too: the migrations' functions reach the workers.
     """
     if citus_version(conn) is None:
         raise DistributeError(
@@ -74,27 +75,46 @@ def prepare_nodes(conn: psycopg.Connection) -> int:
         raise DistributeError("the coordinator has no active worker nodes (select citus_add_node(...) first)")
     database = conn.execute("select current_database()").fetchone()
     assert database is not None
-    commands = [
-        sql.SQL("alter database {} set {} = {}").format(
-            sql.Identifier(database[0]), sql.Identifier(*name.split(".")), sql.Literal(value)
-        )
-        for name, value in DATABASE_SETTINGS.items()
-    ]
-    commands += [sql.SQL("alter role {} login").format(sql.Identifier(role)) for role in LOGIN_ROLES]
-    # Each node gets the command exactly once, whether or not Citus counts the object as distributed
-    # (a worker refuses DDL on a distributed object unless propagation is off there).
-    conn.execute("set citus.enable_ddl_propagation = off")
-    for command in commands:
-        text = command.as_string(conn)
-        conn.execute(command)
-        failed = conn.execute(
-            "select nodename, nodeport, result from run_command_on_workers(%s) where not success",
-            (f"set citus.enable_ddl_propagation = off; {text}",),
-        ).fetchall()
-        if failed:
-            raise DistributeError(f"{text} failed on {failed[0][0]}:{failed[0][1]}: {failed[0][2]}")
-    conn.execute("reset citus.enable_ddl_propagation")
+    _on_every_node(
+        conn,
+        [
+            sql.SQL("alter database {} set {} = {}").format(
+                sql.Identifier(database[0]),
+                sql.Identifier(*name.split(".")),
+                sql.SQL(value),
+            )
+            for name, value in DATABASE_SETTINGS.items()
+        ],
+    )
     return int(workers[0])
+
+
+def enable_role_logins(conn: psycopg.Connection) -> None:
+    """The request roles (created by migration 013) may log in to every node."""
+    _on_every_node(
+        conn, [sql.SQL("alter role {} login").format(sql.Identifier(role)) for role in LOGIN_ROLES]
+    )
+
+
+def _on_every_node(conn: psycopg.Connection, commands: list[sql.Composed]) -> None:
+    """Each command on the coordinator and on every worker, exactly once per node.
+
+    Propagation is off on both sides: whether Citus counts the object as distributed (and a worker
+    then refuses DDL on it) depends on how the database and the roles came to exist.
+    """
+    conn.execute("set citus.enable_ddl_propagation = off")
+    try:
+        for command in commands:
+            text = command.as_string(conn)
+            conn.execute(command)
+            failed = conn.execute(
+                "select nodename, nodeport, result from run_command_on_workers(%s) where not success",
+                (f"set citus.enable_ddl_propagation = off; {text}",),
+            ).fetchall()
+            if failed:
+                raise DistributeError(f"{text} failed on {failed[0][0]}:{failed[0][1]}: {failed[0][2]}")
+    finally:
+        conn.execute("reset citus.enable_ddl_propagation")
 
 
 def distribute(
@@ -102,11 +122,12 @@ def distribute(
 ) -> DistributeReport:
     """Prepare the nodes, distribute the tables (once) and install sql/citus/'s functions."""
     with psycopg.connect(url, autocommit=True) as conn:
-        workers = prepare_nodes(conn)
-        if conn.execute("select to_regclass('public.chunks') is null").fetchone() == (True,):
+        workers = prepare_database(conn)
+        if conn.execute("select to_regclass('public.research_runs') is null").fetchone() == (True,):
             raise DistributeError(
                 "the pgrag schema is not migrated here: run python -m backend db upgrade, then db distribute"
             )
+        enable_role_logins(conn)
     # A fresh session: the database settings just made apply to it.
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("set search_path = public, extensions")
@@ -136,7 +157,9 @@ def _read(path: Path) -> bytes:
 
 
 def _shard_count(conn: psycopg.Connection) -> int:
-    row = conn.execute("select shard_count from citus_tables where table_name = 'public.documents'::regclass").fetchone()
+    row = conn.execute(
+        "select shard_count from citus_tables where table_name = 'public.documents'::regclass"
+    ).fetchone()
     return int(row[0]) if row else 0
 
 

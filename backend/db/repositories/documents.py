@@ -39,19 +39,34 @@ def find_existing(
 ) -> dict[str, ExistingDocument]:
     """Documents with these external ids (for this owner), with what ingestion compares against."""
     rows = conn.execute(
-        """
-        select d.external_id, d.id, d.content_hash, d.metadata,
-               coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}')
-                   as models,
-               count(c.id) as chunk_count
-        from documents d
-        left join chunks c on c.document_id = d.id
-        where d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)
-        group by d.id
-        """,
+        "select external_id, id, content_hash, metadata from documents "
+        "where owner_id is not distinct from %(owner_id)s and external_id = any(%(external_ids)s)",
         {"owner_id": owner_id, "external_ids": list(external_ids)},
     ).fetchall()
-    return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5]) for r in rows}
+    chunks = chunk_summaries(conn, document_ids=[r[1] for r in rows])
+    return {
+        r[0]: ExistingDocument(r[1], r[2], r[3], chunks.get(r[1], (0, ()))[1], chunks.get(r[1], (0, ()))[0])
+        for r in rows
+    }
+
+
+def chunk_summaries(
+    conn: psycopg.Connection, *, document_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, tuple[int, tuple[str, ...]]]:
+    """Per document: how many chunks it has and which models embedded them (sorted).
+
+    A read of its own, not a join: on Citus (sql/citus/distribute.sql) documents and chunks are
+    co-located by tenant, not by the document id such a join would use, and Citus joins two
+    distributed tables only on their distribution column.
+    """
+    if not document_ids:
+        return {}
+    rows = conn.execute(
+        "select document_id, count(*), array_agg(distinct embedding_model order by embedding_model) "
+        "from chunks where document_id = any(%s) group by document_id",
+        (list(document_ids),),
+    ).fetchall()
+    return {r[0]: (int(r[1]), tuple(r[2])) for r in rows}
 
 
 @dataclass(frozen=True)
@@ -87,8 +102,8 @@ def write_documents(
     # The replaced documents' chunks go first: rewriting a document row propagates its dates to its
     # chunks (migration 016), which would rewrite every old chunk just before deleting it.
     conn.execute(
-        "delete from chunks c using documents d where c.document_id = d.id "
-        "and d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)",
+        "delete from chunks c where c.document_id in (select d.id from documents d "
+        "where d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s))",
         {"owner_id": owner_id, "external_ids": [d.external_id for d, _ in documents]},
     )
     written = _upsert_documents(conn, owner_id=owner_id, documents=[d for d, _ in documents])
@@ -146,8 +161,11 @@ def copy_chunks(
                 ]
             )
     if staged:
+        # RETURNING: on Citus an INSERT ... SELECT without it is written to the shards by COPY, which
+        # a table under RLS refuses; with it, by INSERT statements that the policies check.
         conn.execute(
-            f"insert into chunks ({_CHUNK_COLUMNS}) select {_CHUNK_COLUMNS} from pg_temp.chunk_stage"
+            f"insert into chunks ({_CHUNK_COLUMNS}) "
+            f"select {_CHUNK_COLUMNS} from pg_temp.chunk_stage returning id"
         )
         conn.execute("drop table pg_temp.chunk_stage")
 
@@ -162,9 +180,11 @@ def _upsert_documents(
         from unnest(%(external_ids)s::text[], %(titles)s::text[], %(sources)s::text[],
                     %(hashes)s::text[], %(metadata)s::jsonb[])
             as d(external_id, title, source, content_hash, metadata)
-        on conflict (owner_id, external_id) do update
+        -- By name and with no function call in the update: what Citus accepts (on Citus the
+        -- constraint also holds tenant_id; excluded.updated_at is the column's default, now()).
+        on conflict on constraint documents_owner_external_id_key do update
             set title = excluded.title, source = excluded.source, content_hash = excluded.content_hash,
-                metadata = excluded.metadata, updated_at = now()
+                metadata = excluded.metadata, updated_at = excluded.updated_at
         returning external_id, id, (xmax = 0) as created
         """,
         {
@@ -197,8 +217,7 @@ def list_documents(
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             f"""
-            select {_DOCUMENT_COLUMNS},
-                   (select count(*) from chunks c where c.document_id = d.id) as chunk_count
+            select {_DOCUMENT_COLUMNS}
             from documents d
             where {_READABLE}
             order by d.updated_at desc, d.id
@@ -207,6 +226,9 @@ def list_documents(
             params,
         ).fetchall()
         total = cur.execute(f"select count(*) as n from documents d where {_READABLE}", params).fetchone()
+    chunks = chunk_summaries(conn, document_ids=[r["id"] for r in rows])
+    for row in rows:
+        row["chunk_count"] = chunks.get(row["id"], (0, ()))[0]
     return rows, int(total["n"]) if total else 0
 
 
@@ -215,17 +237,14 @@ def get_document(
 ) -> dict[str, Any] | None:
     """One readable document with its chunk count and embedding models, or None."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
-            f"""
-            select {_DOCUMENT_COLUMNS}, count(c.id) as chunk_count,
-                   coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{{}}')
-                       as embedding_models
-            from documents d left join chunks c on c.document_id = d.id
-            where d.id = %(id)s and {_READABLE}
-            group by d.id
-            """,
+        row = cur.execute(
+            f"select {_DOCUMENT_COLUMNS} from documents d where d.id = %(id)s and {_READABLE}",
             {"id": document_id, "viewer": viewer, "all_rows": all_rows},
         ).fetchone()
+    if row is not None:
+        count, models = chunk_summaries(conn, document_ids=[row["id"]]).get(row["id"], (0, ()))
+        row["chunk_count"], row["embedding_models"] = count, list(models)
+    return row
 
 
 def delete_document(
@@ -258,12 +277,18 @@ def chunks_embedded_by_other_models(
 ) -> list[tuple[int, str, list[str], str]]:
     """(chunk id, document title, heading path, content) of chunks not embedded by `model`, by id."""
     rows = conn.execute(
-        "select c.id, d.title, c.heading_path, c.content "
-        "from chunks c join documents d on d.id = c.document_id "
-        "where c.embedding_model <> %(model)s and c.id > %(after)s order by c.id limit %(limit)s",
+        "select id, document_id, heading_path, content from chunks "
+        "where embedding_model <> %(model)s and id > %(after)s order by id limit %(limit)s",
         {"model": model, "after": after_id, "limit": limit},
     ).fetchall()
-    return [(r[0], r[1], list(r[2]), r[3]) for r in rows]
+    # The titles in a read of their own (not a join: see chunk_summaries).
+    titles: dict[uuid.UUID, str] = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "select id, title from documents where id = any(%s)", (list({r[1] for r in rows}),)
+        ).fetchall()
+    }
+    return [(r[0], titles.get(r[1], ""), list(r[2]), r[3]) for r in rows]
 
 
 def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: str) -> int:
