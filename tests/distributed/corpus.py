@@ -53,7 +53,7 @@ def sentences() -> list[str]:
 def corpus() -> list[OwnedDocuments]:
     """DOCS_PER_OWNER documents per owner, their sentences dealt round-robin (no two owners share one)."""
     pool = sentences()
-    per_doc = {owner: [[] for _ in range(DOCS_PER_OWNER)] for owner in OWNERS}
+    per_doc: dict[str, list[list[str]]] = {owner: [[] for _ in range(DOCS_PER_OWNER)] for owner in OWNERS}
     slots = [(owner, d) for d in range(DOCS_PER_OWNER) for owner in OWNERS]
     for i, sentence in enumerate(pool[: len(slots) * SENTENCES_PER_DOC]):
         owner, d = slots[i % len(slots)]

@@ -78,7 +78,7 @@ def test_the_full_text_leg_weighs_terms_by_the_corpus_wide_counts(services, db):
     for owned in corpus():
         services.ingestion.ingest(owned.documents, identity=owned.identity)
     lexemes, chunks = recount(db)
-    corpus_wide = Counter()
+    corpus_wide: Counter[str] = Counter()
     for (_tenant, lexeme), n in lexemes.items():
         corpus_wide[lexeme] += n
     text = " ".join(query_terms("混合检索怎么融合两路结果 row level security"))

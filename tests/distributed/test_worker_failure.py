@@ -73,7 +73,8 @@ def test_a_worker_stopped_mid_load_is_a_clear_error_and_the_load_completes_when_
     stored = {
         r[0]: r[1]
         for r in db.execute(
-            "select d.external_id, count(*) from documents d where d.id in (select document_id from chunks) group by 1"
+            "select d.external_id, count(*) from documents d "
+            "where d.id in (select document_id from chunks) group by 1"
         )
     }
     assert set(stored) < {d.external_id for d in DOCUMENTS}
