@@ -23,7 +23,9 @@ _CREATED = re.compile(r"create or replace function public\.([a-z_]+)\s*\(", re.I
 
 def replaced_functions(conn: psycopg.Connection) -> dict[str, str]:
     """{regprocedure: sha256 of its single-node definition} for each function sql/citus/ replaces."""
-    names = {m.group(1) for path in function_files() for m in _CREATED.finditer(path.read_text(encoding="utf-8"))}
+    names = {
+        m.group(1) for path in function_files() for m in _CREATED.finditer(path.read_text(encoding="utf-8"))
+    }
     conn.execute("set search_path = public, extensions")  # type names print the same way every time
     rows = conn.execute(
         "select p.oid::regprocedure::text, pg_get_functiondef(p.oid) from pg_proc p "
