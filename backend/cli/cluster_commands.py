@@ -12,9 +12,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend import PROJECT_ROOT
 from backend.config import Settings, get_settings
+
+if TYPE_CHECKING:
+    from backend.cluster.build import CitusBuild
+    from backend.cluster.nodes import Cluster
 
 SKIPPED = (
     "distributed tests: skipped (no Citus build: set CITUS_SRC to a Citus source folder, see docs/scaling.md)"
@@ -36,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     up_parser.add_argument("--fast", action="store_true", help="fsync off (tests, throw-away data)")
     up_parser.add_argument("--shared-buffers", default="256MB", help="per node (default 256MB)")
+    up_parser.add_argument(
+        "--maintenance-work-mem", default="256MB", help="per node: HNSW builds on the shards (default 256MB)"
+    )
     up_parser.add_argument(
         "--shard-count", type=int, default=None, help="shards per table (Citus default: 32)"
     )
@@ -82,7 +90,13 @@ def build(args: argparse.Namespace) -> int:
 def up(args: argparse.Namespace) -> int:
     settings = get_settings()
     cluster = _cluster(settings, settings.cluster_dir, settings.cluster_port)
-    url = _up(cluster, fast=args.fast, shared_buffers=args.shared_buffers, shard_count=args.shard_count)
+    url = _up(
+        cluster,
+        fast=args.fast,
+        shared_buffers=args.shared_buffers,
+        maintenance_work_mem=args.maintenance_work_mem,
+        shard_count=args.shard_count,
+    )
     print(f"DATABASE_URL={url}")
     return 0
 
@@ -166,7 +180,7 @@ def distribute_command(args: argparse.Namespace) -> int:
 # --- helpers -----------------------------------------------------------------------------------------
 
 
-def _build(settings: Settings):  # -> CitusBuild
+def _build(settings: Settings) -> CitusBuild:
     from backend.cluster.build import CitusBuildError, build, find_build
 
     try:
@@ -182,7 +196,7 @@ def _build(settings: Settings):  # -> CitusBuild
     return found
 
 
-def _cluster(settings: Settings, root: Path, port: int):  # -> Cluster
+def _cluster(settings: Settings, root: Path, port: int) -> Cluster:
     from backend.cluster.nodes import Cluster, load_cluster
 
     existing = load_cluster(root)
@@ -191,13 +205,15 @@ def _cluster(settings: Settings, root: Path, port: int):  # -> Cluster
     return Cluster(root, _build(settings), port=port, workers=settings.cluster_workers)
 
 
-def _up(cluster, *, fast: bool, shared_buffers: str, shard_count: int | None) -> str:
+def _up(
+    cluster, *, fast: bool, shared_buffers: str, maintenance_work_mem: str, shard_count: int | None
+) -> str:
     from backend.cluster.nodes import ClusterError
     from backend.db import migrations
     from backend.db.distribute import DistributeError, distribute
 
     try:
-        cluster.up(fast=fast, shared_buffers=shared_buffers)
+        cluster.up(fast=fast, shared_buffers=shared_buffers, maintenance_work_mem=maintenance_work_mem)
         url = cluster.url()
         before, after = migrations.upgrade(url)
         print(f"schema: {before or 'empty database'} -> {after}")

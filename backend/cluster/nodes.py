@@ -47,6 +47,9 @@ NODE_SETTINGS = {
     "citus.enable_unsafe_triggers": "on",
     # request.jwt.claims and the role reach the workers as SET LOCAL (backend/db/identity.py).
     "citus.propagate_set_commands": "'local'",
+    # Keep connections to the workers between statements: a search fans out several times (statistics,
+    # legs, final rows), and opening connections again for each round cost more than the round itself.
+    "citus.max_cached_conns_per_worker": "4",
     "log_min_messages": "warning",
     "logging_collector": "off",
 }
@@ -87,7 +90,12 @@ class Cluster:
     # --- lifecycle ----------------------------------------------------------------------------------
 
     def up(
-        self, *, fast: bool = False, shared_buffers: str = "256MB", log: Callable[[str], None] = print
+        self,
+        *,
+        fast: bool = False,
+        shared_buffers: str = "256MB",
+        maintenance_work_mem: str = "256MB",
+        log: Callable[[str], None] = print,
     ) -> None:
         """Initialise (first time), start every node, and make sure `pgrag` is a Citus database."""
         self.root.mkdir(parents=True, exist_ok=True)
@@ -97,9 +105,8 @@ class Cluster:
             if not (node.data_dir / "PG_VERSION").exists():
                 log(f"initdb {node.name} ({node.data_dir})")
                 self._initdb(node)
-            self._configure(
-                node, {**NODE_SETTINGS, "shared_buffers": shared_buffers, **(FAST_SETTINGS if fast else {})}
-            )
+            memory = {"shared_buffers": shared_buffers, "maintenance_work_mem": maintenance_work_mem}
+            self._configure(node, {**NODE_SETTINGS, **memory, **(FAST_SETTINGS if fast else {})})
             if not self.running(node):
                 self._pg_ctl(node, "start", "-w", "-t", "120", "-l", str(node.data_dir / "server.log"))
                 log(f"started {node.name} on 127.0.0.1:{node.port}")

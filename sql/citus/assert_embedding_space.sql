@@ -19,10 +19,13 @@ declare
     tenants uuid[] := public.search_tenants();
     stored text;
 begin
+    -- LIMIT 1: Citus plans EXISTS over several shards as a subquery it pulls whole; the limit goes
+    -- down to each shard.
     if exists (
         select 1 from public.chunks c
         where (tenants is null or c.tenant_id = any(tenants))
           and c.embedding_dims = dims and (model is null or c.embedding_model = model)
+        limit 1
     ) then
         return true;
     end if;

@@ -28,7 +28,7 @@ begin
     if not pg_has_role(caller, 'authenticated', 'usage') or user_id is null then
         return '{}';
     end if;
-    if exists (select 1 from public.chunks c where c.tenant_id = public.tenant_key(null)) then
+    if exists (select 1 from public.chunks c where c.tenant_id = public.tenant_key(null) limit 1) then
         return array[public.tenant_key(null), user_id];
     end if;
     return array[user_id];
