@@ -177,6 +177,25 @@ def distribute_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def redistribute_after_upgrade(url: str) -> None:
+    """On a distributed database, db upgrade re-applies sql/citus/: a migration that re-creates a
+    function installs its single-node body, which would query other shards."""
+    import psycopg
+
+    from backend.db.distribute import distribute
+
+    with psycopg.connect(url) as conn:
+        if conn.execute("select to_regclass('pg_catalog.pg_dist_partition')").fetchone() == (None,):
+            return  # not Citus
+        distributed = conn.execute(
+            "select exists (select 1 from pg_dist_partition "
+            "where logicalrelid = to_regclass('public.documents'))"
+        ).fetchone()
+    if distributed and distributed[0]:
+        print("citus: the database is distributed; re-applying sql/citus/ (db distribute)")
+        distribute(url, log=lambda _m: None)
+
+
 # --- helpers -----------------------------------------------------------------------------------------
 
 

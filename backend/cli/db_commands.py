@@ -55,6 +55,9 @@ def upgrade(args: argparse.Namespace) -> int:
         print(f"schema: already at migration {after}; nothing to do")
     else:
         print(f"schema: migrated {before or 'empty database'} -> {after}")
+    from backend.cli.cluster_commands import redistribute_after_upgrade
+
+    redistribute_after_upgrade(url)
     return 0
 
 
