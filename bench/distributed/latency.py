@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
     pool = SentencePool.load(args.datasets_dir)
     corpus = SyntheticCorpus(pool, args.size, DIMS, args.seed)
     single_url, cluster_url, report["loads"] = databases(corpus, args)
-    queries = load_queries(pool, DIMS, args.seed, args.queries)
+    queries = load_queries(pool, DIMS, args.seed, args.queries, args.datasets_dir)
     step: Callable[..., Any]
     for key, step, step_args in (
         ("paired", paired, (single_url, cluster_url, queries, args.rounds)),
