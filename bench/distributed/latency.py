@@ -121,7 +121,7 @@ def databases(corpus: SyntheticCorpus, args: argparse.Namespace) -> tuple[str, s
                 maintenance_work_mem=args.maintenance_work_mem,
             ),
         }
-        cluster_load.save_record(cluster, corpus.size, DIMS, cluster_record)
+        cluster_load.save_record(cluster, corpus.size, DIMS, args.shards, cluster_record)
     return single_url, cluster_url, {"single": single_record["load"], "cluster": cluster_record["load"]}
 
 
@@ -202,7 +202,9 @@ def statement_params(conn: psycopg.Connection, q: Query, knobs: HybridParams, ma
     ]
 
 
-def statement(cluster_url: str, queries: list[Query], rounds: int, plans_dir: Path, size: int) -> list[dict]:
+def statement(
+    cluster_url: str, queries: list[Query], rounds: int, plans_dir: Path, size: int, shards: int
+) -> list[dict]:
     """The search statement alone, as the owner, for one tenant, two, and all: router vs fan-out."""
     settings = latency_settings()
     knobs = HybridParams.from_settings(settings)
@@ -238,7 +240,7 @@ def statement(cluster_url: str, queries: list[Query], rounds: int, plans_dir: Pa
                 r[0] for r in cur.execute("explain (analyze, verbose off, costs off) " + EXECUTE, params)
             )
             plans_dir.mkdir(parents=True, exist_ok=True)
-            name = f"distributed-{size}-{label.split(':')[0].split(' (')[0].replace(' ', '-')}.txt"
+            name = f"distributed-{size}-s{shards}-{label.split(':')[0].split(' (')[0].replace(' ', '-')}.txt"
             (plans_dir / name).write_text(plan + "\n", encoding="utf-8")
             row = {
                 "statement": label,
@@ -357,9 +359,9 @@ def main(argv: list[str] | None = None) -> None:
     ):
         log(f"{key} ...")
         report[key] = step(*step_args)
-        write_json(args.out_dir / f"distributed-latency-{args.size}.json", report)
+        write_json(args.out_dir / f"distributed-latency-{args.size}-s{args.shards}.json", report)
     text = render(report)
-    (args.out_dir / f"distributed-latency-{args.size}.md").write_text(text, encoding="utf-8")
+    (args.out_dir / f"distributed-latency-{args.size}-s{args.shards}.md").write_text(text, encoding="utf-8")
     print(text)
 
 

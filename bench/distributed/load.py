@@ -46,7 +46,7 @@ def open_database(
     cluster: Cluster, size: int, dims: int, *, shards: int, reuse: bool, expect: dict[str, Any]
 ) -> tuple[str, dict[str, Any] | None]:
     """(url, the previous load's record) when reusable; else a fresh distributed database and None."""
-    name = database_name(size, dims)
+    name = cluster_database_name(size, dims, shards)
     with psycopg.connect(cluster.coordinator.url("postgres"), autocommit=True) as conn:
         row = conn.execute(
             "select shobj_description(oid, 'pg_database') from pg_database where datname = %s", (name,)
@@ -62,10 +62,16 @@ def open_database(
     return url, None
 
 
-def save_record(cluster: Cluster, size: int, dims: int, record: dict[str, Any]) -> None:
-    name, text = sql.Identifier(database_name(size, dims)), sql.Literal(json.dumps(record, default=str))
-    with psycopg.connect(cluster.url(database_name(size, dims)), autocommit=True) as conn:
-        conn.execute(sql.SQL("comment on database {} is {}").format(name, text))
+def cluster_database_name(size: int, dims: int, shards: int) -> str:
+    """One database per size and shard count (a 32-shard load and an 8-shard one side by side)."""
+    return f"{database_name(size, dims)}_s{shards}"
+
+
+def save_record(cluster: Cluster, size: int, dims: int, shards: int, record: dict[str, Any]) -> None:
+    name = cluster_database_name(size, dims, shards)
+    text = sql.Literal(json.dumps(record, default=str))
+    with psycopg.connect(cluster.url(name), autocommit=True) as conn:
+        conn.execute(sql.SQL("comment on database {} is {}").format(sql.Identifier(name), text))
 
 
 def load(
