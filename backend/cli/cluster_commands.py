@@ -45,7 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--maintenance-work-mem", default="256MB", help="per node: HNSW builds on the shards (default 256MB)"
     )
     up_parser.add_argument(
-        "--shard-count", type=int, default=None, help="shards per table (Citus default: 32)"
+        "--shard-count",
+        type=int,
+        default=8,
+        help="shards per table (default 8: two workers sharing a machine)",
     )
     up_parser.set_defaults(handler=up)
     c_sub.add_parser("down", help="stop every node (the data stays)").set_defaults(handler=down)
