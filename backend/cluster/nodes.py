@@ -50,6 +50,10 @@ NODE_SETTINGS = {
     # Keep connections to the workers between statements: a search fans out several times (statistics,
     # legs, final rows), and opening connections again for each round cost more than the round itself.
     "citus.max_cached_conns_per_worker": "4",
+    # Citus already runs a query's shards in parallel; a parallel plan per shard on top of that starts
+    # two more processes per shard per query (bench.distributed.latency: 8 clients x 32 shards on two
+    # cores spent their time starting them).
+    "max_parallel_workers_per_gather": "0",
     "log_min_messages": "warning",
     "logging_collector": "off",
 }
