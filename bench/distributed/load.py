@@ -102,7 +102,9 @@ def load(
         conn.commit()
         out["analyze_seconds"] = timed(conn, "analyze public.chunks, public.documents")
         # Citus builds the index on every shard, several shards at once over its connections; each
-        # worker's maintenance_work_mem applies (set in the cluster's node configuration).
+        # worker's maintenance_work_mem applies (set in the cluster's node configuration) to each build,
+        # so at most two builds per worker run at once (2 x maintenance_work_mem of memory per worker).
+        conn.execute("set citus.max_adaptive_executor_pool_size = 2")
         out["hnsw_index_definition"] = indexdef
         out["hnsw_build_seconds"] = timed(conn, indexdef)
         conn.autocommit = True
