@@ -17,7 +17,6 @@ import logging
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,11 +290,3 @@ def suppress_db_errors() -> Iterator[None]:
         yield
     except psycopg.Error as exc:
         logger.warning("cluster status: %s", exc)
-
-
-def wait_for(predicate: Callable[[], bool], *, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise ClusterError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(0.2)
