@@ -76,6 +76,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--reuse", action="store_true", help="reuse databases loaded with the same corpus")
+    parser.add_argument(
+        "--load-only", action="store_true", help="load (or find) both databases, measure nothing"
+    )
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR, help="the sentences of the corpus")
     return parser.parse_args(argv)
@@ -346,6 +349,9 @@ def main(argv: list[str] | None = None) -> None:
     pool = SentencePool.load(args.datasets_dir)
     corpus = SyntheticCorpus(pool, args.size, DIMS, args.seed)
     single_url, cluster_url, report["loads"] = databases(corpus, args)
+    if args.load_only:
+        log(f"loaded: {json.dumps(report['loads'], default=str)}")
+        return
     queries = load_queries(pool, DIMS, args.seed, args.queries, args.datasets_dir)
     step: Callable[..., Any]
     for key, step, step_args in (
