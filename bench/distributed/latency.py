@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -259,9 +260,24 @@ def statement(
 
 
 def plan_facts(plan: str) -> dict[str, Any]:
-    """From Citus's EXPLAIN ANALYZE: tasks, subplans (legs pulled to the coordinator) and times."""
+    """From Citus's EXPLAIN ANALYZE: router or not, and where a fan-out's time goes: the subplans run
+    on the workers (the legs) and those the coordinator runs itself (ranking the merged lists, the
+    fusion), the planning, the whole."""
     facts: dict[str, Any] = {"router": "Task Count: 1" in plan and "Distributed Subplan" not in plan}
-    facts["subplans"] = plan.count("Distributed Subplan")
+    subplans = plan.split("Distributed Subplan")[1:]
+    facts["subplans"] = len(subplans)
+    on_coordinator = on_workers = 0.0
+    for part in subplans:
+        found = re.search(r"Subplan Duration: ([0-9.]+) ms", part)
+        if not found:
+            continue
+        task_node = re.search(r"Node: host=(\S+) port=(\d+)", part)
+        if task_node and task_node.group(1) == "localhost":  # Citus's local execution on the coordinator
+            on_coordinator += float(found.group(1))
+        else:
+            on_workers += float(found.group(1))
+    facts["worker_subplans_ms"] = round(on_workers, 2)
+    facts["coordinator_subplans_ms"] = round(on_coordinator, 2)
     for line in plan.splitlines():
         line = line.strip()
         if line.startswith("Planning Time:"):
