@@ -37,6 +37,11 @@ class PayloadTooLarge(DomainError):
     status_code = 413
 
 
+class ParseLimitExceeded(PayloadTooLarge):
+    """A file whose parsing passed a limit (PARSE_TIMEOUT_S, PARSE_MEMORY_MB, PDF_MAX_PAGES,
+    MAX_DOCUMENT_CHARS); the message names the setting."""
+
+
 class EmbeddingModelMismatch(DomainError):
     """The query would be embedded by another model than the corpus was."""
 

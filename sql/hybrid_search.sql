@@ -28,6 +28,9 @@
 --                          fields, the document dates created_at / updated_at, $eq $ne $in $nin $gt
 --                          $gte $lt $lte $exists $contains, $and / $or), applied inside each leg
 --                          before its limit. A plain {"lang": "zh"} or {"tags": ["x"]} still works.
+--                          Compiled once per call (search_filter(), linear in its size); the helpers
+--                          (search_scope_scan, hybrid_search_visible_matches) and the statement take
+--                          the compiled parts.
 --   query_embedding_model  restricts the vector leg to chunks embedded by this model and raises a
 --                          clear error when the corpus was embedded by another one.
 --   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40).
@@ -168,7 +171,8 @@ begin
         raise exception 'exact_scan_threshold must be between 0 and 1000000, got %', exact_scan_threshold
             using errcode = '22023';
     end if;
-    select * into compiled from public.search_filter(filter);  -- a bad filter fails before any work
+    -- Compiled once per call, here; the helpers take the compiled parts (a bad filter fails before any work).
+    select * into compiled from public.search_filter(filter);
     if use_vector and not public.assert_embedding_space(dims, query_embedding_model) then
         return;  -- no chunks at all
     end if;
@@ -185,9 +189,12 @@ begin
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
-        from public.search_scope_scan(filter, exact_scan_threshold,
+        from public.search_scope_scan(exact_scan_threshold,
                                       case when use_vector then query_embedding end, dims,
-                                      query_embedding_model, leg_count) s;
+                                      query_embedding_model, leg_count,
+                                      case when compiled.residual then compiled.path end, compiled.vars,
+                                      compiled.dates, compiled.containment, compiled.created_from,
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
         exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(

@@ -2,7 +2,8 @@
 --
 -- The statement hybrid_search executes for a query vector of `dims` dimensions. Parameters:
 -- $1 query embedding, $2 tsquery the GIN index matches (OR of the query's significant terms),
--- $3 candidates per leg, $4 filter (as given), $5 full-text weight, $6 semantic weight, $7 run the
+-- $3 candidates per leg, $4 the filter as given (not read since migration 019: the statement uses
+-- its compiled form, $17 - $24; kept so that the parameters keep their numbers), $5 full-text weight, $6 semantic weight, $7 run the
 -- full-text leg, $8 run the vector leg, $9 model or null, $10 rrf_k, $11 match_count, $12 one tsquery
 -- per query term, $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes,
 -- $16 the scope's chunk ids (exact only), $17 - $24 the compiled filter (search_filter()): $17 the
@@ -86,7 +87,8 @@ as $fn$
     case when exact then '
               and c.id = any($16)'
          when row_security then '
-              and c.id = any(array(select m from public.hybrid_search_visible_matches($2, $4) m))'
+              and c.id = any(array(select m from public.hybrid_search_visible_matches(
+                  $2, $17, $18, $19, $20, $21, $22, $23, $24) m))'
          else '
               and ($20 = ''{}''::jsonb or c.metadata @> $20)
               and ($21::timestamptz is null or c.document_created_at >= $21)

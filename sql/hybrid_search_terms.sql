@@ -9,7 +9,12 @@
 -- size), the average
 -- chunk length in lexemes ($15), and per term {lexeme, df, idf, common, matched} for reading a plan.
 --   select * from hybrid_search_terms('袋鼠 澳洲 动物');
--- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats.
+-- idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and df from corpus_stats / term_stats, counted over the
+-- visibility scopes the caller may read (caller_visibility_scopes(): the public corpus and the caller's
+-- own chunks for a user, every scope for the service path and the backend's own role). A word that
+-- only another user's private chunks contain therefore has df 0 and the idf of an unknown word.
+-- SECURITY DEFINER (migration 018): the statistics tables are readable by no API role; this function
+-- hands out the numbers of the query's own terms only, within the caller's scopes.
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -26,22 +31,50 @@ returns table (
     avg_length double precision,
     terms jsonb
 )
-language sql
+language plpgsql
 stable
 parallel safe
+security definer
 set search_path = public, pg_temp
 as $$
-    with stats as (
-        select coalesce(max(cs.nchunks), 0)::double precision as n_chunks,
-               coalesce(max(cs.total_lexemes)::double precision / nullif(max(cs.nchunks), 0), 1)
-                   as avg_length
+declare
+    visible uuid[] := public.caller_visibility_scopes();  -- null: every scope
+    lexemes text[] := tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, '')));
+    dfs bigint[];
+    n_chunks double precision;
+    mean_length double precision;
+begin
+    -- The counts of the caller's scopes. Two forms, each a probe of the primary key (lexeme, scope)
+    -- per term: a user's reads two rows per term (the public scope and their own) however many users
+    -- there are; the service path's reads one row per scope that holds the term. PL/pgSQL keeps the
+    -- plans of these statements for the session (the single-statement SQL form was re-planned per call).
+    if visible is null then
+        select coalesce(sum(cs.nchunks), 0),
+               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        into n_chunks, mean_length
+        from public.corpus_stats cs;
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts
+                                   where ts.lexeme = u.lexeme), 0)::bigint order by u.i)
+        into dfs
+        from unnest(lexemes) with ordinality as u(lexeme, i);
+    else
+        select coalesce(sum(cs.nchunks), 0),
+               coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
+        into n_chunks, mean_length
         from public.corpus_stats cs
+        where cs.scope = any(visible);
+        select array_agg(coalesce((select sum(ts.ndoc) from public.term_stats ts
+                                   where ts.lexeme = u.lexeme and ts.scope = any(visible)), 0)::bigint
+                         order by u.i)
+        into dfs
+        from unnest(lexemes) with ordinality as u(lexeme, i);
+    end if;
+    return query
+    with stats as (
+        select n_chunks, mean_length as avg_length
     ),
     terms as (
-        select t.lexeme, coalesce(ts.ndoc, 0) as df
-        from unnest(tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, ''))))
-                 as t(lexeme)
-        left join public.term_stats ts on ts.lexeme = t.lexeme
+        select t.lexeme, t.df from unnest(lexemes, dfs) as t(lexeme, df)
     ),
     weighted as (
         select t.lexeme, t.df,
@@ -90,5 +123,10 @@ as $$
            coalesce(jsonb_agg(jsonb_build_object('lexeme', c.lexeme, 'df', c.df,
                                                  'idf', round(c.idf::numeric, 3), 'common', c.common,
                                                  'matched', c.matches) order by c.rarity), '[]'::jsonb)
-    from chosen c
+    from chosen c;
+end;
 $$;
+-- A definer function reads the statistics of every scope: only the roles searches run as may call it.
+revoke execute on function public.hybrid_search_terms(text, double precision, integer, integer) from public, anon;
+grant execute on function public.hybrid_search_terms(text, double precision, integer, integer)
+    to authenticated, service_role;

@@ -1,7 +1,9 @@
--- hybrid_search_visible_matches(match_query, filter) -> setof bigint
+-- hybrid_search_visible_matches(match_query, filter_path, filter_vars, filter_dates, containment,
+--                               created_from, created_until, updated_from, updated_until) -> setof bigint
 --
--- The ids of the chunks whose fts matches match_query (and that pass filter, search_filter()'s grammar) that the
--- caller may read. Why it exists: under row-level security PostgreSQL evaluates a query's own
+-- The ids of the chunks whose fts matches match_query (and that pass the filter, compiled by
+-- search_filter(): its path when residual, else null, its vars and dates, containment and the four
+-- date bounds; hybrid_search compiles it once per call and passes it down) that the caller may read. Why it exists: under row-level security PostgreSQL evaluates a query's own
 -- conditions after the policies unless their operators are LEAKPROOF, and tsvector @@ tsquery is not,
 -- so for an `authenticated` caller `fts @@ query` cannot drive the GIN index: the full-text leg
 -- would read every visible chunk. This function runs as its owner (SECURITY DEFINER), so the GIN
@@ -13,10 +15,28 @@
 -- and the policies ever disagreed, rows could only go missing, never appear.
 -- The calling role is the one SET ROLE chose (PostgREST, backend/db/identity.py), else the session
 -- user; call it from an invoker context (hybrid_search is SECURITY INVOKER).
+-- The path is evaluated only on rows the caller may read (CASE fixes the order): it comes from the
+-- caller, and one that fails or runs long on another tenant's row would tell something about it.
 -- Usage:   select count(*) from hybrid_search_visible_matches(or_tsquery('袋鼠'));
+--          select count(*) from search_filter('{"lang": "zh"}') f, hybrid_search_visible_matches(
+--              or_tsquery('袋鼠'), case when f.residual then f.path end, f.vars, f.dates, f.containment,
+--              f.created_from, f.created_until, f.updated_from, f.updated_until);
 set search_path = public, extensions;
 
-create or replace function public.hybrid_search_visible_matches(match_query tsquery, filter jsonb default '{}')
+-- Before 019 it took the filter itself and compiled it again (a second time per hybrid_search call).
+drop function if exists public.hybrid_search_visible_matches(tsquery, jsonb);
+
+create or replace function public.hybrid_search_visible_matches(
+    match_query tsquery,
+    filter_path jsonpath default null,
+    filter_vars jsonb default '{}',
+    filter_dates boolean default false,
+    containment jsonb default '{}',
+    created_from timestamptz default null,
+    created_until timestamptz default null,
+    updated_from timestamptz default null,
+    updated_until timestamptz default null
+)
 returns setof bigint
 language plpgsql
 stable
@@ -31,29 +51,33 @@ declare
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     user_id uuid := auth.uid();
-    f record;
 begin
     if not (all_rows or user_rows) then
         return;
     end if;
-    select * into f from public.search_filter(filter);
     return query
         select c.id
         -- The GIN match first, then the filter and the policy on its rows (OFFSET 0 keeps the planner
         -- from ANDing the match with a bitmap of every row a wide filter or the public corpus admits).
         from (select * from public.chunks c0 where c0.fts @@ match_query offset 0) c
-        where true
-          and (f.containment = '{}'::jsonb or c.metadata @> f.containment)
-          and (f.created_from is null or c.document_created_at >= f.created_from)
-          and (f.created_until is null or c.document_created_at <= f.created_until)
-          and (f.updated_from is null or c.document_updated_at >= f.updated_from)
-          and (f.updated_until is null or c.document_updated_at <= f.updated_until)
-          and (not f.residual or f.path is null
-               or jsonb_path_match(case when f.dates then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, f.path, f.vars))
-          and (all_rows or c.visibility = 'public' or c.owner_id = user_id);
+        where (all_rows or c.visibility = 'public' or c.owner_id = user_id)
+          and (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
+          and (created_from is null or c.document_created_at >= created_from)
+          and (created_until is null or c.document_created_at <= created_until)
+          and (updated_from is null or c.document_updated_at >= updated_from)
+          and (updated_until is null or c.document_updated_at <= updated_until)
+          and (filter_path is null
+               or case when all_rows or c.visibility = 'public' or c.owner_id = user_id
+                       then jsonb_path_match(case when filter_dates then public.search_filter_target(
+                           c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end,
+                           filter_path, coalesce(filter_vars, '{}'::jsonb))
+                  end);
 end;
 $$;
 -- A definer function reaches every chunk: only the roles hybrid_search runs as may call it.
-revoke execute on function public.hybrid_search_visible_matches(tsquery, jsonb) from public, anon;
-grant execute on function public.hybrid_search_visible_matches(tsquery, jsonb) to authenticated, service_role;
+revoke execute on function public.hybrid_search_visible_matches(
+    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+) from public, anon;
+grant execute on function public.hybrid_search_visible_matches(
+    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+) to authenticated, service_role;

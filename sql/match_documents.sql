@@ -12,6 +12,8 @@
 --                          the document dates created_at / updated_at, $eq $ne $in $nin $gt $gte $lt
 --                          $lte $exists $contains, $and / $or), applied inside the scan, e.g.
 --                          '{"lang": "zh"}', '{"tags": ["invoice"]}', '{"text_len": {"$gte": 200}}'.
+--                          Compiled once per call (search_filter()); search_scope_scan and the
+--                          statement take the compiled parts.
 --   query_embedding_model  when given, only chunks embedded by this model are searched and a
 --                          corpus embedded by another model raises an error (never a silent mix).
 --   ef_search              hnsw.ef_search for this call: higher = better recall, slower.
@@ -91,14 +93,18 @@ begin
         raise exception 'exact_scan_threshold must be between 0 and 1000000, got %', exact_scan_threshold
             using errcode = '22023';
     end if;
-    select * into compiled from public.search_filter(filter);  -- a bad filter fails before any work
+    -- Compiled once per call, here; the helpers take the compiled parts (a bad filter fails before any work).
+    select * into compiled from public.search_filter(filter);
     if not public.assert_embedding_space(dims, query_embedding_model) then
         return;
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security_active('public.chunks')) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
-        from public.search_scope_scan(filter, exact_scan_threshold, query_embedding, dims,
-                                      query_embedding_model, match_count) s;
+        from public.search_scope_scan(exact_scan_threshold, query_embedding, dims,
+                                      query_embedding_model, match_count,
+                                      case when compiled.residual then compiled.path end, compiled.vars,
+                                      compiled.dates, compiled.containment, compiled.created_from,
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
         exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(

@@ -1,8 +1,9 @@
 -- search_scope(filter, max_rows) -> bigint[]
 --
 -- The ids of the chunks the caller may read that pass `filter` when there are at most max_rows of
--- them; null when there are more: search_scope_scan() without a query vector (see
--- sql/search_scope_scan.sql for the plan, its bounded cost and row-level security).
+-- them; null when there are more: the filter compiled by search_filter(), then search_scope_scan()
+-- without a query vector (see sql/search_scope_scan.sql for the plan, its bounded cost and
+-- row-level security).
 -- Usage:   select cardinality(search_scope('{"tags": ["invoice"]}', 10000));
 set search_path = public, extensions;
 
@@ -13,7 +14,13 @@ volatile
 set search_path = public, extensions, pg_temp
 as $$
 begin
-    return (select s.ids from public.search_scope_scan(filter, max_rows) s);
+    return (select s.ids
+            from public.search_filter(filter) f,
+                 public.search_scope_scan(max_rows, filter_path => case when f.residual then f.path end,
+                                          filter_vars => f.vars, filter_dates => f.dates,
+                                          containment => f.containment, created_from => f.created_from,
+                                          created_until => f.created_until, updated_from => f.updated_from,
+                                          updated_until => f.updated_until) s);
 end;
 $$;
 revoke execute on function public.search_scope(jsonb, integer) from public, anon;

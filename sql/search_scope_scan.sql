@@ -1,10 +1,19 @@
--- search_scope_scan(filter, max_rows, query_embedding, embedding_dims, embedding_model, k)
---     -> (ids bigint[], nearest bigint[], distances double precision[])
+-- search_scope_scan(max_rows, query_embedding, embedding_dims, embedding_model, k, filter_path,
+--                   filter_vars, filter_dates, containment, created_from, created_until, updated_from,
+--                   updated_until) -> (ids bigint[], nearest bigint[], distances double precision[])
 --
--- The ids of the chunks the caller may read that pass `filter` (search_filter's grammar, any
--- embedding) when there are at most max_rows of them; null when there are more. hybrid_search and
--- match_documents pass exact_scan_threshold: ids back mean the scope is small enough to rank exactly
--- (every admitted row, no HNSW), null means walk HNSW as usual.
+-- The ids of the chunks the caller may read that pass a compiled filter when there are at most
+-- max_rows of them; null when there are more. hybrid_search and match_documents pass
+-- exact_scan_threshold: ids back mean the scope is small enough to rank exactly (every admitted row,
+-- no HNSW), null means walk HNSW as usual.
+-- The filter arrives compiled, as search_filter() returns it (its caller compiled it once per call):
+-- filter_path is its path when residual (else null), filter_vars / filter_dates its vars / dates,
+-- then containment and the four date bounds. With the grammar of search_filter, a DBA writes
+--   select s.* from search_filter('{"lang": "zh"}') f,
+--        search_scope_scan(3000, $1, 384, null, 10, case when f.residual then f.path end, f.vars,
+--                          f.dates, f.containment, f.created_from, f.created_until, f.updated_from,
+--                          f.updated_until) s;
+-- and search_scope(filter, max_rows) gives the ids alone.
 -- When there are few enough, it also computes the cosine distance of each admitted chunk in the
 -- query's embedding space (embedding_dims, and embedding_model when not null): `nearest` holds the k
 -- closest ids, closest first (ties by id), `distances` their distances. The callers rank the exact
@@ -29,18 +38,29 @@
 -- itself, as hybrid_search_visible_matches does: service_role (or a superuser) every chunk,
 -- authenticated the public ones and its own, anyone else none. The callers read the rows through the
 -- primary key, where RLS applies again: a disagreement could only lose rows, never show one.
--- Usage:   select cardinality(search_scope('{"tags": ["invoice"]}', 10000));
---          select nearest, distances from search_scope_scan('{"lang": "zh"}', 3000, $1, 384, null, 10);
+-- The path is evaluated only on rows the policies' rule admits: a caller could pass any jsonpath,
+-- and one that fails or runs long on another tenant's row would tell something about that row.
+-- Usage:   select nearest, distances from search_scope_scan(3000, $1, 384, null, 10);  -- no filter
 -- EXPLAIN: the statement is the $q$ text below; `explain analyze` it with the values filled in.
 set search_path = public, extensions;
 
+-- Before 019 it took the filter itself and compiled it again (a third time per hybrid_search call).
+drop function if exists public.search_scope_scan(jsonb, integer, vector, integer, text, integer);
+
 create or replace function public.search_scope_scan(
-    filter jsonb,
     max_rows integer,
     query_embedding vector default null,
     embedding_dims integer default null,
     embedding_model text default null,
     k integer default 0,
+    filter_path jsonpath default null,
+    filter_vars jsonb default '{}',
+    filter_dates boolean default false,
+    containment jsonb default '{}',
+    created_from timestamptz default null,
+    created_until timestamptz default null,
+    updated_from timestamptz default null,
+    updated_until timestamptz default null,
     out ids bigint[],
     out nearest bigint[],
     out distances double precision[]
@@ -56,9 +76,9 @@ declare
     caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
-    f record;
     plan json;
-    residual_path jsonpath;
+    -- The path is evaluated only on rows the caller may read (CASE fixes the order): it comes from
+    -- the caller, and on another tenant's row an error or its cost could tell something about it.
     scope constant text := $q$
         select c.id
         from public.chunks c
@@ -69,8 +89,10 @@ declare
           and ($6::timestamptz is null or c.document_updated_at >= $6)
           and ($7::timestamptz is null or c.document_updated_at <= $7)
           and ($8::jsonpath is null
-               or jsonb_path_match(case when $10 then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9))
+               or case when $1 or c.visibility = 'public' or c.owner_id = $2
+                       then jsonb_path_match(case when $10 then public.search_filter_target(
+                           c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9)
+                  end)
     $q$;
 begin
     if coalesce(max_rows, 0) < 1 then
@@ -82,21 +104,20 @@ begin
         distances := '{}';
         return;
     end if;
-    select * into f from public.search_filter(filter);
-    -- The path only when the index conditions do not already say everything (search_filter.residual).
-    residual_path := case when f.residual then f.path end;
     execute 'explain (format json) ' || scope
     into plan
-    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates;
+    using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
+          updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
+          coalesce(filter_dates, false);
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
         return;
     end if;
     -- The bounded count reads no embedding: a scope that turns out too large costs only the rechecks.
     execute 'select array(' || scope || ' limit $11)'
     into ids
-    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, max_rows + 1;
+    using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
+          updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
+          coalesce(filter_dates, false), max_rows + 1;
     if cardinality(ids) > max_rows then
         ids := null;
         return;
@@ -120,7 +141,11 @@ begin
 end;
 $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
-revoke execute on function public.search_scope_scan(jsonb, integer, vector, integer, text, integer)
-    from public, anon;
-grant execute on function public.search_scope_scan(jsonb, integer, vector, integer, text, integer)
-    to authenticated, service_role;
+revoke execute on function public.search_scope_scan(
+    integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
+    timestamptz, timestamptz, timestamptz, timestamptz
+) from public, anon;
+grant execute on function public.search_scope_scan(
+    integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
+    timestamptz, timestamptz, timestamptz, timestamptz
+) to authenticated, service_role;

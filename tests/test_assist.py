@@ -52,7 +52,8 @@ def test_a_chunk_the_model_finds_with_search_local_is_cited_and_stored(make_serv
     first, second = (json.dumps(r[1], ensure_ascii=False) for r in fake_gemini.requests[:2])
     assert "search_local" in first  # the tools were declared
     assert "functionResponse" in second
-    assert "[2] 考拉" in second  # the model read the chunk back with the number it cites
+    read_back = second[second.index("functionResponse") :]  # JSON: the block's quotes and lines escaped
+    assert '<source n=\\"2\\">\\n考拉' in read_back  # the model read the chunk back with the number it cites
 
 
 def test_the_call_budget_ends_in_an_answer_with_no_more_calls(make_services, fake_gemini, fake_web):

@@ -20,8 +20,10 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, expect, sync_playwright
 
 from backend import PROJECT_ROOT
+from backend.auth import SERVICE_IDENTITY
 from backend.db import migrations
 from backend.services.container import Services
+from backend.services.documents import delete_document, list_documents
 from tests.browser import LAUNCH_ARGS, ensure_chromium
 from tests.fake_supabase import ANON_KEY, running_fake_supabase
 from tests.page_server import demo_api, ingest_public, load_demo_corpus
@@ -213,6 +215,30 @@ def test_a_source_whose_document_changed_is_marked_stale_after_a_reload(demo, pa
     expect(panel.locator(".badge.stale")).to_have_text("回答之后已修改")
     expect(panel.locator(".stale-hint")).to_be_visible()
     snapshot(page, "stale-source.png", tmp_path)
+
+
+def test_a_source_whose_document_was_deleted_says_so_without_its_passage(demo, page: Page):
+    url, services = demo
+    content = "袋熊的粪便是立方体形状的，这让它们可以在岩石上标记领地而不滚落。"
+    ingest_public(services, external_id="page-test-wombat", title="袋熊", content=content)
+    page.goto(url + "/")
+    ask(page, "袋熊的粪便是什么形状？")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".sources")).to_contain_text("袋熊")
+
+    found, _ = list_documents(services.db, identity=SERVICE_IDENTITY, limit=500, offset=0)
+    wombat = next(d for d in found if d["external_id"] == "page-test-wombat")
+    delete_document(services.db, identity=SERVICE_IDENTITY, document_id=wombat["id"])
+    page.reload()
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".sources .badge.stale").first).to_have_text("已删除")
+    expect(answer.locator(".sources .source-title").first).to_have_text("已删除的文档")
+    answer.locator(".sources button.cite.deleted").first.click()
+    panel = page.locator("#source-panel")
+    expect(panel.get_by_role("heading", level=2)).to_have_text("已删除的文档")
+    expect(panel.locator(".deleted-hint")).to_be_visible()
+    expect(panel.locator(".snippet")).to_have_count(0)
+    expect(panel).not_to_contain_text("立方体")
 
 
 def test_on_a_phone_in_english_the_drawer_answer_and_panel_fit_the_screen(demo, browser, tmp_path):
@@ -448,6 +474,51 @@ def test_a_clarify_reply_offers_the_competing_documents_as_choices(demo, page: P
     choices.nth(1).click()
     expect(page.get_by_role("textbox")).to_have_value("我指的是《调优指南》")
     expect(page.get_by_role("textbox")).to_be_focused()
+
+
+def test_a_web_source_whose_url_is_not_http_is_shown_as_text_never_a_link(demo, page: Page):
+    """Defence in depth (issue 24): providers drop such URLs, but one that reaches the page anyway (an
+    old stored source, a bug) must not become a clickable javascript: link."""
+    url, _ = demo
+    evil = "javascript:alert(document.domain)"
+    web = {
+        **_source(1, "恶意网页"),
+        "kind": "web",
+        "chunk_id": None,
+        "document_id": None,
+        "external_id": evil,
+        "url": evil,
+        "provider": "tavily",
+        "fetched_at": "2025-05-01T08:00:00+00:00",
+    }
+    good = {**web, "n": 2, "title": "正常网页", "url": "https://example.org/page", "external_id": "x"}
+    done = {
+        "conversation_id": str(uuid.uuid4()),
+        "message_id": str(uuid.uuid4()),
+        "answer": "见网页[1][2]。",
+        "generator": "scripted",
+        "sources": [web, good],
+        "diagnostics": {"evidence": {"route": "web_fallback"}, "confidence": {"confidence_level": "low"}},
+    }
+    body = _sse([("delta", {"text": done["answer"]}), ("done", done)])
+    page.route(
+        "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
+    )
+    page.goto(url + "/")
+    page.get_by_role("textbox").fill("网页怎么说？")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    panel = page.locator("#source-panel")
+    answer.locator(".answer button.cite").first.click()
+    expect(panel.get_by_role("heading", level=2)).to_have_text("恶意网页")
+    expect(panel).to_contain_text(evil)  # shown, as text
+    expect(panel.get_by_role("link")).to_have_count(0)
+    expect(page.locator('[href^="javascript:"]')).to_have_count(0)
+    page.keyboard.press("Escape")
+    answer.locator(".answer button.cite").nth(1).click()  # an http(s) page is still a link
+    expect(panel.get_by_role("link", name="https://example.org/page")).to_have_attribute(
+        "href", "https://example.org/page"
+    )
 
 
 def _source(n: int, title: str, *, cited: bool = True) -> dict[str, Any]:

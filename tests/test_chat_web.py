@@ -157,3 +157,25 @@ def test_search_returns_web_results_only_when_the_documents_do_not_answer(web_ch
     never = client.post("/search", json={"query": OUTSIDE, "web": False}).json()
     assert (never["route"], never["web"]) == ("not_in_documents", [])
     assert fake_web.count("/search") == 1
+
+
+def test_a_web_result_holding_unstorable_text_is_cleaned_not_a_500_at_the_final_write(web_chat, fake_web):
+    """A provider's snippet with a NUL or a lone surrogate reached messages.sources (and the web
+    cache): PostgreSQL refused the write after the answer was made, a 500."""
+    fake_web.register(
+        OUTSIDE,
+        [
+            {
+                "url": "https://example.org/panda",
+                "title": "大熊猫\x00食谱\ud800",
+                "content": "大熊猫每天吃12到38公斤竹子。\x00\udc00",
+                "score": 0.9,
+            }
+        ],
+    )
+    client = web_chat()
+    body = chat(client, OUTSIDE, web=True)
+    [web] = [s for s in body["sources"] if s["kind"] == "web"]
+    assert web["title"] == "大熊猫食谱"
+    stored = client.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
+    assert [s["title"] for s in stored["sources"] if s["kind"] == "web"] == ["大熊猫食谱"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +78,18 @@ def test_the_same_files_by_absolute_and_relative_path_are_unchanged(cli_env, fol
     capsys.readouterr()
     assert main(["ingest", "docs/kangaroo.md", "--no-progress"]) == 0
     assert "0 created, 0 updated, 1 unchanged" in capsys.readouterr().out
+
+
+def test_files_holding_unstorable_text_fail_with_a_message_and_a_nonzero_exit(cli_env, tmp_path, capsys):
+    """As the API: a NUL in a text file refuses it (past the first 8 KB it was silently dropped), and a
+    file name that is not UTF-8 is a failure, not a crash at the database write."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kangaroo.md").write_text("# 尤金袋鼠\n\n尤金袋鼠分布在澳洲南部岛屿。", encoding="utf-8")
+    (docs / "late_nul.txt").write_bytes(b"log line\n" * 1000 + b"\x00tail")
+    Path(os.fsdecode(bytes(docs) + b"/bad\xffname.txt")).write_bytes(b"some text")
+    assert main(["ingest", str(docs), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "1 created, 0 updated, 0 unchanged, 2 failed" in out
+    assert "late_nul.txt: binary file (a NUL character at character 9000" in out
+    assert "bad\\udcffname.txt: the file name is not valid UTF-8 (rename the file)" in out

@@ -17,6 +17,8 @@ from backend.services.search_types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text.tokens import estimate_tokens, truncate_to_tokens
 
+A, B = uuid.UUID(int=0xA), uuid.UUID(int=0xB)
+
 # Texts and their token counts by the Gemma 3 tokenizer (Gemini's), measured offline (docs/context-budget.md).
 MEASURED = [
     (
@@ -91,7 +93,7 @@ def test_a_near_duplicate_chinese_paragraph_is_dropped_with_what_it_repeats():
     other = "考拉生活在澳洲东部的桉树林中，以桉树叶为食，每天睡眠长达二十小时。"
     builder = ContextBuilder(settings(), EstimateCounter(1.1), Metrics())
     built = builder.build(
-        [chunk(1, PARAGRAPH), chunk(2, edited), chunk(3, other, "考拉"), chunk(4, PARAGRAPH)]
+        [chunk(1, PARAGRAPH), chunk(2, edited), chunk(3, other, "考拉"), chunk(4, PARAGRAPH)], scope=A
     )
     assert [c.chunk_id for c in built.chunks] == [1, 3]
     assert [s.n for s in built.sources] == [1, 2]
@@ -105,12 +107,12 @@ def test_a_near_duplicate_chinese_paragraph_is_dropped_with_what_it_repeats():
 
 def test_the_budget_keeps_the_reply_reserve_and_reports_what_it_dropped():
     builder = ContextBuilder(settings(), EstimateCounter(1.0), Metrics())
-    prompt = builder.build([], question="动物吃什么？", history=[Turn("user", "你好")]).prompt_tokens
+    prompt = builder.build([], scope=A, question="动物吃什么？", history=[Turn("user", "你好")]).prompt_tokens
     # Room for about two and a half of the five sources after the prompt and a 300-token reply.
     s = settings(context_max_tokens=prompt + 300 + 170, context_reply_tokens=300)
     builder = ContextBuilder(s, EstimateCounter(1.0), Metrics())
     chunks = [chunk(i, text, title=f"文档{i}") for i, text in enumerate(DISTINCT, 1)]
-    built = builder.build(chunks, question="动物吃什么？", history=[Turn("user", "你好")])
+    built = builder.build(chunks, scope=A, question="动物吃什么？", history=[Turn("user", "你好")])
     assert built.prompt_tokens == prompt
     assert built.available_tokens == 170
     assert built.used_tokens <= built.available_tokens
@@ -123,12 +125,14 @@ def test_the_budget_keeps_the_reply_reserve_and_reports_what_it_dropped():
 
 def test_a_bigger_reply_reserve_leaves_less_room_for_sources():
     chunks = [chunk(i, text, title=f"文档{i}") for i, text in enumerate(DISTINCT, 1)]
-    small = ContextBuilder(settings(context_reply_tokens=100), EstimateCounter(1.0), Metrics()).build(chunks)
+    small = ContextBuilder(settings(context_reply_tokens=100), EstimateCounter(1.0), Metrics()).build(
+        chunks, scope=A
+    )
     big = ContextBuilder(
         settings(context_max_tokens=small.prompt_tokens + 400, context_reply_tokens=250),
         EstimateCounter(1.0),
         Metrics(),
-    ).build(chunks)
+    ).build(chunks, scope=A)
     assert big.available_tokens < small.available_tokens
     assert len(big.chunks) < len(small.chunks)
 
@@ -136,7 +140,7 @@ def test_a_bigger_reply_reserve_leaves_less_room_for_sources():
 def test_the_best_source_is_kept_even_when_the_prompt_leaves_no_room():
     built = ContextBuilder(
         settings(context_max_tokens=100, context_reply_tokens=90), EstimateCounter(1.0), Metrics()
-    ).build([chunk(1, PARAGRAPH * 3), chunk(2, DISTINCT[0], "考拉")])
+    ).build([chunk(1, PARAGRAPH * 3), chunk(2, DISTINCT[0], "考拉")], scope=A)
     assert built.available_tokens < 0
     assert [c.chunk_id for c in built.chunks] == [1]  # an answer always gets its best evidence, cut short
     assert built.truncated == 1
@@ -158,14 +162,26 @@ def test_gemini_counts_each_text_once_and_remembers_it(fake_gemini):
     s = gemini_settings(fake_gemini)
     counter = create_token_counter(s, Metrics())
     assert isinstance(counter, GeminiTokenCounter)
-    first = counter.count(["尤金袋鼠", "考拉吃桉树叶", "尤金袋鼠"])
+    first = counter.count(["尤金袋鼠", "考拉吃桉树叶", "尤金袋鼠"], scope=A)
     assert first.tokens == [4, 6, 4]  # the fake counts one token per character
     assert first.exact == [True, True, True]
     assert sorted(fake_gemini.count_requests) == ["尤金袋鼠", "考拉吃桉树叶"]
-    again = counter.count(["考拉吃桉树叶"])
+    again = counter.count(["考拉吃桉树叶"], scope=A)
     assert again.tokens == [6]
     assert again.methods == {"api": 0, "cache": 1, "estimate": 0}
     assert len(fake_gemini.count_requests) == 2
+    counter.close()
+
+
+def test_a_count_remembered_for_one_caller_is_not_anothers(fake_gemini):
+    """The counted texts include the question: B's context diagnostics must not show a cache hit for
+    the question A asked (nor answer faster for it)."""
+    counter = GeminiTokenCounter(gemini_settings(fake_gemini), Metrics())
+    counter.count(["张伟的年薪是多少？"], scope=A)
+    theirs = counter.count(["张伟的年薪是多少？"], scope=B)
+    assert theirs.methods == {"api": 1, "cache": 0, "estimate": 0}
+    assert counter.count(["张伟的年薪是多少？"], scope=A).methods["cache"] == 1
+    assert fake_gemini.count_requests == ["张伟的年薪是多少？"] * 2
     counter.close()
 
 
@@ -176,7 +192,7 @@ def test_a_failing_or_slow_count_falls_back_to_the_estimate(fake_gemini, status,
     fake_gemini.count_status, fake_gemini.count_delay_s = status, delay
     metrics = Metrics()
     counter = GeminiTokenCounter(gemini_settings(fake_gemini, context_count_timeout_s=0.5), metrics)
-    counts = counter.count([PARAGRAPH])
+    counts = counter.count([PARAGRAPH], scope=A)
     assert counts.tokens == [estimate_tokens(PARAGRAPH, 1.1)]
     assert counts.exact == [False]
     assert counts.error

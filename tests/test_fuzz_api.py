@@ -1,7 +1,10 @@
 """Property-based fuzzing of every API operation from the OpenAPI schema (schemathesis), with auth off
-and with Supabase tokens: no 5xx, and every answer - errors included - matches the documented schema.
+and with Supabase tokens: no 5xx, and every answer - errors included - has a documented status and
+matches the documented schema. Valid requests (positive) and invalid ones (negative: wrong types,
+missing fields, bodies that do not parse) are both sent.
 
-Bounded: FUZZ_EXAMPLES examples per operation and mode (a few minutes in all on 2 cores).
+Bounded: FUZZ_EXAMPLES valid and FUZZ_EXAMPLES // 2 invalid examples per operation and auth mode
+(about two minutes in all on 2 cores).
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ from typing import Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_headers_conformance,
     response_schema_conformance,
+    status_code_conformance,
 )
 
 from backend.api.app import create_app
@@ -26,6 +32,13 @@ from tests.auth_tokens import FakeAuthServer, es256, mint
 from tests.fake_http import serve
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "100"))
+EXAMPLES = {GenerationMode.POSITIVE: FUZZ_EXAMPLES, GenerationMode.NEGATIVE: max(1, FUZZ_EXAMPLES // 2)}
+CHECKS = [
+    status_code_conformance,  # an undocumented status (the unparseable-body 400 was one) fails
+    response_schema_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+]
 SEED_DOCS = [
     {"external_id": "kangaroo", "title": "尤金袋鼠", "content": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。"},
     {"external_id": "panthers", "title": "Panthers", "content": "The Panthers defense gave up 308 points."},
@@ -68,22 +81,29 @@ def test_no_server_errors_and_every_answer_matches_the_schema(fuzzed_app):
     assert len(operations) >= 10  # every route, not an empty schema
 
     for operation in operations:
+        for mode, examples in EXAMPLES.items():
+            _fuzz(operation, mode, examples, headers)
 
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=FUZZ_EXAMPLES,
-            deadline=None,
-            derandomize=True,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        def fuzz(case: schemathesis.Case) -> None:
-            response = case.call(headers=headers)
-            where = f"{case.method} {case.formatted_path}"
-            assert response.status_code < 500, f"{where} -> {response.status_code}: {response.text}"
-            case.validate_response(
-                response,
-                checks=[response_schema_conformance, content_type_conformance, response_headers_conformance],
-            )
 
+def _fuzz(operation: Any, mode: GenerationMode, examples: int, headers: dict[str, str]) -> None:
+    @given(case=operation.as_strategy(mode))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def fuzz(case: schemathesis.Case) -> None:
+        response = case.call(headers=headers)
+        where = f"{mode.value} {case.method} {case.formatted_path}"
+        assert response.status_code < 500, f"{where} -> {response.status_code}: {response.text}"
+        case.validate_response(response, checks=CHECKS)
+
+    try:
         fuzz()
+    except Unsatisfiable:
+        # Nothing to make invalid (no parameters, no body: /health, /metrics, /client-config).
+        assert mode is GenerationMode.NEGATIVE, operation.label
+        assert not list(operation.iter_parameters()), operation.label
+        assert not operation.get_request_payload_content_types(), operation.label

@@ -47,20 +47,21 @@ def chunk_indexes(db) -> dict[str, tuple[int, str]]:
 
 
 def term_stats_drift(db) -> int:
-    """Lexemes whose stored document frequency differs from a recount (0: term statistics are exact)."""
+    """Lexemes whose stored document frequency differs from a recount (0: term statistics are exact).
+
+    Summed over the visibility scopes (migration 018): the recount is corpus-wide."""
     row = db.execute(
         """
+        with stored as (select lexeme, sum(ndoc) as ndoc from term_stats group by lexeme)
         select count(*) from (
-            (select lexeme, ndoc from term_stats where ndoc > 0
-             except select word, ndoc from ts_stat('select fts from chunks'))
+            (select lexeme, ndoc from stored except select word, ndoc from ts_stat('select fts from chunks'))
             union all
-            (select word, ndoc from ts_stat('select fts from chunks')
-             except select lexeme, ndoc from term_stats where ndoc > 0)
+            (select word, ndoc from ts_stat('select fts from chunks') except select lexeme, ndoc from stored)
         ) diff
         """
     ).fetchone()
     corpus_rows = db.execute(
-        "select (select nchunks from corpus_stats) - (select count(*) from chunks)"
+        "select (select coalesce(sum(nchunks), 0) from corpus_stats) - (select count(*) from chunks)"
     ).fetchone()
     return row[0] + abs(corpus_rows[0] or 0)
 

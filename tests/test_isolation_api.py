@@ -158,3 +158,16 @@ def test_the_database_itself_hides_another_users_rows(users, db):
             assert db.execute(f"select count(*) from {table}").fetchone() == (0,), table
         db.execute("reset role")
     assert db.execute("select count(*) from chunks").fetchone()[0] > 0
+
+
+def test_search_diagnostics_give_b_no_document_frequency_of_as_private_words(users):
+    """The idf of /search's diagnostics is computed from what the caller may read: for B, a word only
+    A's private document holds weighs exactly like a word no document holds (issue 24, finding 1)."""
+    post(users.a, "/documents", SECRET_A)
+    post(users.service, "/documents", SHARED)
+    query = {"query": "紫薯 芝士 zqxq7 年假", "dynamic": False}
+    b_idfs = post(users.b, "/search", query)["diagnostics"]["query_term_idfs"]
+    assert b_idfs["紫薯"] == b_idfs["芝士"] == b_idfs["zqxq7"]  # A's words, and a word nobody wrote
+    assert b_idfs["年"] < b_idfs["zqxq7"]  # the shared corpus counts for everyone
+    a_idfs = post(users.a, "/search", query)["diagnostics"]["query_term_idfs"]
+    assert a_idfs["紫薯"] < a_idfs["zqxq7"]  # A's own words count for A

@@ -106,8 +106,9 @@ def test_prompts_are_read_once_and_unknown_names_fail() -> None:
 def test_sources_block_shows_number_title_heading_and_content() -> None:
     block = format_sources([KANGAROO[1], KANGAROO[2]])
     assert block == (
-        "[7] 尤金袋鼠 > 分布\n尤金袋鼠分布在澳洲南部岛屿及西岸地区。1998年的调查记录了数千只。\n\n"
-        "[9] 树袋熊\n树袋熊以桉树叶为食，分布在澳洲东部。"
+        '<source n="7">\n尤金袋鼠 > 分布\n'
+        "尤金袋鼠分布在澳洲南部岛屿及西岸地区。1998年的调查记录了数千只。\n</source>\n\n"
+        '<source n="9">\n树袋熊\n树袋熊以桉树叶为食，分布在澳洲东部。\n</source>'
     )
 
 
@@ -267,7 +268,7 @@ def test_gemini_answer_streams_sse_chunks(fake_gemini: FakeGemini) -> None:
     assert body["systemInstruction"]["parts"][0]["text"] == load_prompt("answer_system").render()
     assert [c["role"] for c in body["contents"]] == ["user", "model", "user"]
     prompt = body["contents"][-1]["parts"][0]["text"]
-    assert "[7] 尤金袋鼠 > 分布\n尤金袋鼠分布在澳洲南部岛屿" in prompt
+    assert '<source n="7">\n尤金袋鼠 > 分布\n尤金袋鼠分布在澳洲南部岛屿' in prompt
     assert prompt.rstrip().endswith("Answer using only the sources above and cite them as [n].")
     assert "Question: 它分布在哪里？" in prompt
 

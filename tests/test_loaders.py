@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,61 @@ def test_load_bytes_jsonl_is_all_or_nothing():
 def test_load_bytes_rejects_what_it_cannot_read(data, name, ctype, message):
     with pytest.raises(UnsupportedDocument, match=f"^{message}"):
         load_bytes(data, name, ctype)
+
+
+# --- text that cannot be stored: NUL, unpaired surrogates (issue 24) -------------------------------
+
+
+def test_a_nul_anywhere_in_a_text_file_refuses_the_file(tmp_path):
+    """As the API refuses a NUL in a field. A NUL past the first 8 KB was silently dropped before."""
+    late = tmp_path / "late.txt"
+    late.write_bytes(b"log line\n" * 1000 + b"\x00tail")
+    assert (
+        load_failure(late).reason == "binary file (a NUL character at character 9000; text cannot hold one)"
+    )
+    utf16 = tmp_path / "wide.md"  # decoded from UTF-16: the NUL is a character of the text
+    utf16.write_bytes("# T\n\nhello\x00world".encode("utf-16"))
+    assert load_failure(utf16).reason.startswith("binary file (a NUL character")
+    with pytest.raises(UnsupportedDocument, match=r"^binary file \(a NUL"):
+        load_bytes(b"x" * 9000 + b"\x00", "a.md", None)
+
+
+def test_jsonl_lines_with_unstorable_text_fail_alone_naming_the_field(tmp_path):
+    """Each was stored with the NUL dropped, or failed at the database write (a lone surrogate)."""
+    path = tmp_path / "corpus.jsonl"
+    rows = [
+        b'{"_id": "ok", "text": "fine"}',
+        b'{"_id": "nul", "text": "a \\u0000 b"}',
+        b'{"_id": "s", "title": "t\\udc00", "text": "x"}',
+        b'{"_id": "m", "text": "x", "metadata": {"tags": ["\\ud800"], "url": "\\u0000 (dropped)"}}',
+        b'{"_id": "emoji", "text": "\\ud83d\\ude00 is a pair"}',
+    ]
+    path.write_bytes(b"\n".join(rows))
+    items = list(load_path(path))
+    assert [i.external_id for i in items if isinstance(i, LoadedDocument)] == ["ok", "emoji"]
+    assert [i.reason for i in items if isinstance(i, LoadFailure)] == [
+        "line 2: text: contains a NUL character (U+0000), which text cannot hold; remove it",
+        "line 3: title: contains an unpaired surrogate (U+DC00), which is not a character; "
+        "send text as valid UTF-8 (or UTF-16 pairs in JSON \\u escapes)",
+        "line 4: metadata.tags[0]: contains an unpaired surrogate (U+D800), which is not a character; "
+        "send text as valid UTF-8 (or UTF-16 pairs in JSON \\u escapes)",
+    ]
+
+
+def test_a_file_name_that_is_not_utf8_is_a_failure_not_a_crash(tmp_path):
+    """Python decodes such a name with lone surrogates, which no database write can encode."""
+    (tmp_path / "good.txt").write_text("fine", encoding="utf-8")
+    bad = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xffname.txt"))
+    bad.write_bytes(b"some text")
+    items = list(load_path(tmp_path))
+    assert [type(i).__name__ for i in items] == ["LoadFailure", "LoadedDocument"]
+    assert items[0] == LoadFailure(
+        f"{tmp_path}/bad\\udcffname.txt", "the file name is not valid UTF-8 (rename the file)"
+    )
+
+
+def test_pdf_text_drops_what_cannot_be_stored():
+    """Extracted text is not the user's to fix: a NUL or a lone surrogate of a text layer is dropped."""
+    from backend.text import clean_document_text
+
+    assert clean_document_text("页\x00面\ud800文字") == "页面文字"

@@ -50,7 +50,7 @@ class FakeResearchGemini:
         time.sleep(self.delay_s)
         prompt = body["contents"][-1]["parts"][0]["text"]
         if ":streamGenerateContent" in path:
-            ids = re.findall(r"^\[(\d+)\]", prompt, flags=re.MULTILINE)
+            ids = re.findall(r'^<source n="(\d+)">', prompt, flags=re.MULTILINE)
             # Cites its first source, and a source it was not given (to be dropped).
             text = f"根据资料，答案见此[{ids[0]}]，另见[999]。"
             return 200, stream_body(text, total_tokens=200).encode(), "text/event-stream"

@@ -196,15 +196,22 @@ def test_b_cannot_write_rows_owned_by_a_or_public_rows(db, world):
         _refused(db, doc, (B.user_id, "y", "public"))  # public documents: the service path only
     with acting_as(db, B):
         _refused(db, doc, (None, "z", "public"))
-    with acting_as(db, B):  # a chunk in A's document takes A's owner (trigger), so the check refuses it
-        _refused(db, _chunk_sql(), (world.a_doc, B.user_id, "private"))
+    with (  # A's document is, for B, a document that does not exist (migration 018)
+        acting_as(db, B),
+        pytest.raises(psycopg.errors.ForeignKeyViolation, match=f"document {world.a_doc} does not exist"),
+    ):
+        db.execute(_chunk_sql(), (world.a_doc, B.user_id, "private"))
     with acting_as(db, B):
         _refused(db, _chunk_sql(), (world.public_doc, B.user_id, "private"))
     with acting_as(db, B):
         _refused(db, "insert into conversations (owner_id) values (%s)", (A.user_id,))
-    with acting_as(db, B):  # a message in A's conversation takes A as owner
-        _refused(
-            db,
+    with (
+        acting_as(db, B),
+        pytest.raises(
+            psycopg.errors.ForeignKeyViolation, match=f"conversation {world.a_conversation} does not"
+        ),
+    ):
+        db.execute(
             "insert into messages (conversation_id, role, content) values (%s, 'user', 'hi')",
             (world.a_conversation,),
         )
@@ -223,8 +230,8 @@ def test_b_cannot_change_or_delete_as_rows_or_public_ones(db, world):
         _refused(db, "update documents set visibility = 'public' where id = %s", (world.b_doc,))
     with acting_as(db, B):
         _refused(db, "update documents set owner_id = %s where id = %s", (A.user_id, world.b_doc))
-    with acting_as(db, B):
-        _refused(db, "update chunks set document_id = %s where id = %s", (world.a_doc, world.b_chunk))
+    with acting_as(db, B), pytest.raises(psycopg.errors.ForeignKeyViolation, match="does not exist"):
+        db.execute("update chunks set document_id = %s where id = %s", (world.a_doc, world.b_chunk))
     with acting_as(db, B), pytest.raises(psycopg.errors.InsufficientPrivilege):
         db.execute("truncate documents cascade")
     assert ids(db, "select id from documents") == {world.a_doc, world.b_doc, world.public_doc}
@@ -255,13 +262,14 @@ def test_a_user_writes_private_documents_of_their_own_and_term_statistics_follow
             "insert into conversations (title) values ('t') returning owner_id"
         ).fetchone()
         assert conversation == (B.user_id,)
-    assert db.execute("select ndoc from term_stats where lexeme = '考拉'").fetchone() == (2,)
+    assert db.execute("select ndoc from term_stats where lexeme = '考拉'").fetchone() == (2,)  # B's scope
     with acting_as(db, B):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            db.execute("insert into term_stats values ('forged', 1)")
-    with acting_as(db, B):
+            db.execute("insert into term_stats values ('forged', gen_random_uuid(), 1)")
+    with db.transaction():
+        apply_identity(db, B)
         assert db.execute("delete from documents where id = %s", (doc[0],)).rowcount == 1
-        assert db.execute("select ndoc from term_stats where lexeme = '考拉'").fetchone() == (1,)
+    assert db.execute("select ndoc from term_stats where lexeme = '考拉'").fetchone() == (1,)
 
 
 def test_a_document_that_does_not_say_is_private_with_an_owner_and_public_without(db):
@@ -307,7 +315,10 @@ def test_conversation_owner_changes_reach_its_messages(db, world):
 
 
 def test_the_embedding_cache_is_backend_only(db):
-    db.execute("insert into embedding_cache (model, content_hash, embedding) values ('m', 'h', '[1,0]')")
+    db.execute(
+        "insert into embedding_cache (scope, model, content_hash, embedding) values (%s, 'm', 'h', '[1,0]')",
+        (B.user_id,),
+    )
     with acting_as(db, B), pytest.raises(psycopg.errors.InsufficientPrivilege):
         db.execute("select count(*) from embedding_cache")
     with acting_as(db, SERVICE_IDENTITY):

@@ -353,8 +353,11 @@ def test_the_scope_scan_ranks_every_admitted_chunk_in_one_pass(tenants, user):
     visible = [i for i in range(4000) if user is None or owner_of(i) in (None, user)]
     admitted = [i for i in visible if i % 50 == 0]
     with connect(url, autocommit=True) as conn, _as(conn, user):
+        # The filter compiled as hybrid_search compiles it, its parts passed on (sql/search_scope_scan.sql).
         scanned = conn.execute(
-            "select s.ids, s.nearest, s.distances from search_scope_scan(%s, 1000, %s, 384, null, 12) s",
+            "select s.ids, s.nearest, s.distances from search_filter(%s) f, search_scope_scan("
+            "1000, %s, 384, null, 12, case when f.residual then f.path end, f.vars, f.dates, f.containment, "
+            "f.created_from, f.created_until, f.updated_from, f.updated_until) s",
             (Jsonb({"tags": ["rare"]}), query),
         ).fetchone()
         assert scanned is not None
@@ -363,7 +366,7 @@ def test_the_scope_scan_ranks_every_admitted_chunk_in_one_pass(tenants, user):
         positions: dict[int, int] = dict(rows)
         # Over the threshold: nothing counted, nothing ranked (the caller walks HNSW).
         over = conn.execute(
-            "select s.ids, s.nearest, s.distances from search_scope_scan('{}', 100, %s, 384, null, 12) s",
+            "select s.ids, s.nearest, s.distances from search_scope_scan(100, %s, 384, null, 12) s",
             (query,),
         ).fetchone()
     assert sorted(positions[i] for i in ids) == admitted

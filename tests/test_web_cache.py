@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from psycopg_pool import ConnectionPool
 
+from backend.auth import LOCAL_USER_ID, SHARED_SCOPE
 from backend.db.connection import configure_connection
 from backend.web import PostgresWebCache, SearchOptions, WaitBudget, create_web_search, web_only
+
+A, B = uuid.UUID(int=0xA), uuid.UUID(int=0xB)
 
 
 @pytest.fixture
@@ -17,15 +21,16 @@ def pool(database_url, db):
         yield pool
 
 
-def ask(settings, cache, *queries, options=None):
-    """Each query through a fresh WebSearch (as separate requests would), sharing one cache."""
+def ask(settings, cache, *queries, options=None, caller=LOCAL_USER_ID):
+    """Each query of `caller` through a fresh WebSearch (as separate requests would), sharing one cache."""
 
     async def go():
         outcomes = []
         for query in queries:
             web = create_web_search(settings, cache=cache)
             try:
-                outcomes.append(await web_only(web.legs(query, options=options), WaitBudget(5, 5)))
+                legs = web.legs(query, caller=caller, options=options)
+                outcomes.append(await web_only(legs, WaitBudget(5, 5)))
             finally:
                 await web.aclose()
         return outcomes
@@ -44,6 +49,32 @@ def test_a_repeated_question_is_answered_from_the_cache(fake_web, web_settings, 
     assert first.diagnostics.providers[0]["cached"] is False
     assert second.diagnostics.providers[0]["cached"] is True
     assert second.diagnostics.providers[0]["attempts"] == 0
+
+
+def test_a_callers_entry_is_never_anothers(fake_web, web_settings, pool, db):
+    """B asking what A asked learns nothing from the cache: B's search goes to the provider, its
+    diagnostics say so (not cached, one attempt), and A's own repeat is still a hit."""
+    cache, settings = PostgresWebCache(pool), web_settings()
+    [first_a] = ask(settings, cache, "大熊猫 吃 竹子", caller=A)
+    [b_asks] = ask(settings, cache, "大熊猫 吃 竹子", caller=B)
+    [service] = ask(settings, cache, "大熊猫 吃 竹子", caller=SHARED_SCOPE)
+    [again_a] = ask(settings, cache, "大熊猫 吃 竹子", caller=A)
+    assert first_a.diagnostics.providers[0]["cached"] is False
+    for other in (b_asks, service):
+        assert other.diagnostics.providers[0]["cached"] is False
+        assert other.diagnostics.providers[0]["attempts"] >= 1
+    assert again_a.diagnostics.providers[0]["cached"] is True
+    assert again_a.diagnostics.providers[0]["attempts"] == 0
+    assert fake_web.count() == 3
+    callers = db.execute("select caller from web_search_cache order by caller").fetchall()
+    assert [c[0] for c in callers] == [SHARED_SCOPE, A, B]
+
+
+def test_the_cache_keeps_no_question(fake_web, web_settings, pool, db):
+    ask(web_settings(), PostgresWebCache(pool), "Kilimanjaro zq7731marker")
+    [row] = db.execute("select row_to_json(w)::text from web_search_cache w").fetchall()
+    assert "zq7731marker" not in row[0].casefold()
+    assert fake_web.count() == 1
 
 
 def test_other_options_or_another_question_ask_the_provider(fake_web, web_settings, pool):

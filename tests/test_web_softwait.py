@@ -9,6 +9,7 @@ import time
 import httpx
 import pytest
 
+from backend.auth import SHARED_SCOPE
 from backend.errors import InvalidInput
 from backend.web import (
     SearchOptions,
@@ -33,7 +34,7 @@ def run(web_search_factory, local, query, budget):
     async def go():
         web = web_search_factory()
         try:
-            return await soft_wait(local, web.legs(query), budget)
+            return await soft_wait(local, web.legs(query, caller=SHARED_SCOPE), budget)
         finally:
             await web.aclose()
 
@@ -89,7 +90,7 @@ def test_results_that_arrived_are_kept_while_a_slower_provider_is_cut(fake_web):
 
             fast, slow = tavily("fast"), tavily("slow")
             web = WebSearch([fast, slow], options=SearchOptions())
-            legs = web.legs("kilimanjaro summit")
+            legs = web.legs("kilimanjaro summit", caller=SHARED_SCOPE)
             legs[1].query += " fake:hang=30"
             return await soft_wait(local_result(), legs, WaitBudget(5, 0.5))
 
@@ -166,7 +167,7 @@ def test_web_only_with_deep_reads_fills_in_page_text(fake_web, web_settings):
     async def go():
         web = create_web_search(web_settings(web_deep_read_top_n=1))
         try:
-            return await web_only(web.legs("都江堰 李冰"), WaitBudget(5, 5))
+            return await web_only(web.legs("都江堰 李冰", caller=SHARED_SCOPE), WaitBudget(5, 5))
         finally:
             await web.aclose()
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 
 from backend import __version__
@@ -16,6 +16,7 @@ from backend.api.middleware import BodySizeLimit, RequestId
 from backend.api.page import install_page
 from backend.api.request_context import REQUEST_ID_HEADER
 from backend.api.routes import chat, client, conversations, documents, metrics, research, search
+from backend.api.text_hygiene import refuse_unstorable_text
 from backend.config import Settings, get_settings
 from backend.embeddings.query_cache import warm_up
 from backend.services.container import Services, build_services
@@ -58,6 +59,8 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         description=DESCRIPTION,
         lifespan=lifespan,
         responses=ERROR_RESPONSES,
+        # Before any other dependency and the route: text that cannot be stored is refused at the edge.
+        dependencies=[Depends(refuse_unstorable_text)],
     )
     app.state.rate_limiter = RateLimiter()
     if services is not None:  # ready services serve at once, with or without a lifespan run

@@ -11,9 +11,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
 
 from backend.api.request_context import request_id_var
 from backend.errors import AuthUnavailable, DomainError, RateLimited, Unauthorized
+from backend.text.hygiene import location_text, printable
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +30,13 @@ class ErrorOut(BaseModel):
 
 
 _ERROR_STATUSES = {
+    400: "A body that cannot be parsed at all (not UTF-8, a malformed multipart form, nested too deep)",
     401: "No or invalid access token (AUTH_MODE=supabase); the WWW-Authenticate header says why",
     403: "Known caller, not allowed (e.g. deleting a public document)",
     404: "No such resource, or one the caller may not see",
     409: "The query would be embedded by another model than the corpus",
-    413: "Request body over MAX_REQUEST_BYTES",
+    413: "Request body over MAX_REQUEST_BYTES, or a file past a parse limit (PARSE_TIMEOUT_S, "
+    "PARSE_MEMORY_MB, PDF_MAX_PAGES, MAX_DOCUMENT_CHARS); the message names it",
     415: "A file that cannot be read as text",
     422: "Invalid field or option; the message names it",
     429: "Over the caller's rate limit; Retry-After says when to try again",
@@ -72,7 +76,8 @@ def error_payload(exc: Exception) -> tuple[int, dict[str, Any]]:
 
 def _payload(exc: Exception) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, DomainError):
-        return exc.status_code, {"detail": str(exc), "error": type(exc).__name__}
+        # A message may quote the caller's input: escaped, so that no input can break the response.
+        return exc.status_code, {"detail": printable(str(exc)), "error": type(exc).__name__}
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return 504, {
             "detail": "the database query took too long and was cancelled (DB_STATEMENT_TIMEOUT_MS); "
@@ -109,6 +114,26 @@ def _headers(exc: Exception) -> dict[str, str] | None:
     return None
 
 
+# What the framework itself refuses (Starlette's HTTPException), by status, in the shape of ErrorOut.
+_HTTP_ERROR_NAMES = {400: "MalformedBody", 404: "NotFound", 405: "MethodNotAllowed"}
+_FASTAPI_PARSE_ERROR = "There was an error parsing the body"
+
+
+def format_location(loc: tuple[Any, ...] | list[Any]) -> str:
+    """A validation error's location for a person: filters.tags.$in[3], metadata["a b"], query.limit
+    (a body field is named without "body.")."""
+    parts = tuple(loc[1:] if loc and loc[0] == "body" else loc)
+    return location_text(parts, root="body")
+
+
+def _problem(err: dict[str, Any]) -> str:
+    """One line of a 422: where, then what (an error message may quote input: escaped)."""
+    if err.get("type") == "json_invalid":
+        why = printable(str((err.get("ctx") or {}).get("error", "")))
+        return f"body: invalid JSON at character {err['loc'][-1]}: {why}"
+    return f"{format_location(err['loc'])}: {printable(str(err['msg']))}"
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         log_failure(exc, f"{request.method} {request.url.path}")
@@ -117,12 +142,20 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
-            problems.append(f"{loc}: {err['msg']}")
+        problems = [_problem(err) for err in exc.errors()]
         body = {"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems}
         return JSONResponse({**body, "request_id": request_id_var.get()}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        """The framework's own refusals (an unparseable body, an unknown path or method) as ErrorOut."""
+        detail = printable(str(exc.detail))
+        if exc.status_code == 400:  # FastAPI's own words say nothing; Starlette's name the form's fault
+            why = "not UTF-8, or nested too deep" if detail == _FASTAPI_PARSE_ERROR else detail
+            detail = f"the request body cannot be parsed ({why}); send UTF-8 JSON or a valid multipart form"
+        name = _HTTP_ERROR_NAMES.get(exc.status_code, "HTTPError")
+        body = {"detail": detail, "error": name, "request_id": request_id_var.get()}
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
     app.add_exception_handler(DomainError, handle)
     app.add_exception_handler(psycopg.Error, handle)

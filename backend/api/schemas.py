@@ -307,6 +307,11 @@ class SourceOut(BaseModel):
 class StoredSourceOut(SourceOut):
     stale: bool = Field(description="the document was since changed or deleted: this text is gone")
     stale_reason: str | None = None
+    deleted: bool = Field(
+        default=False,
+        description="the document was deleted: its passage, title, heading and ids were erased from this "
+        "record (the number stays, so the answer's [n] still resolves)",
+    )
 
 
 class ChatOut(BaseModel):

@@ -16,8 +16,10 @@ from backend.auth.identity import (
     LOCAL_IDENTITY,
     LOCAL_USER_ID,
     SERVICE_IDENTITY,
+    SHARED_SCOPE,
     DatabaseRole,
     Identity,
+    cache_scope,
     user_identity,
 )
 from backend.auth.jwks import JwksCache
@@ -27,6 +29,7 @@ __all__ = [
     "LOCAL_IDENTITY",
     "LOCAL_USER_ID",
     "SERVICE_IDENTITY",
+    "SHARED_SCOPE",
     "Authenticator",
     "DatabaseRole",
     "Identity",
@@ -36,5 +39,6 @@ __all__ = [
     "SupabaseTokenVerifier",
     "bearer_token",
     "build_authenticator",
+    "cache_scope",
     "user_identity",
 ]

@@ -13,6 +13,14 @@ DatabaseRole = Literal["authenticated", "service_role"]
 # The one user of AUTH_MODE=none. Migration 013 gives it the conversations that existed before
 # users did, so the demo's history survives; its documents are private like anyone's.
 LOCAL_USER_ID = uuid.UUID("00000000-0000-0000-0000-000000000001")
+# The cache scope of no user (migration 020): the public corpus's embeddings, written by the service
+# path and the CLI, which every caller may read; and the service path's own web searches.
+SHARED_SCOPE = uuid.UUID(int=0)
+
+
+def cache_scope(user_id: uuid.UUID | None) -> uuid.UUID:
+    """The scope a caller's cache entries live in: its user id, or SHARED_SCOPE for no user."""
+    return SHARED_SCOPE if user_id is None else user_id
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,11 @@ class Identity:
         if self.role == "authenticated" and self.user_id is None:
             raise ValueError("an authenticated identity needs a user id")
         object.__setattr__(self, "claims", MappingProxyType(dict(self.claims)))
+
+    @property
+    def cache_scope(self) -> uuid.UUID:
+        """Where this caller's cache entries live: its own scope, never another user's."""
+        return cache_scope(self.user_id)
 
     @property
     def is_service(self) -> bool:

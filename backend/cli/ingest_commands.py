@@ -12,6 +12,7 @@ from pathlib import Path
 from backend.config import get_settings
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
+from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits
 from backend.services.ingestion import IngestionService, IngestSummary
 
 
@@ -47,12 +48,14 @@ def with_path_ids(items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[Loa
         yield item
 
 
-def iter_inputs(paths: list[Path]) -> Iterator[LoadedDocument | LoadFailure]:
+def iter_inputs(
+    paths: list[Path], limits: ParseLimits = DEFAULT_LIMITS
+) -> Iterator[LoadedDocument | LoadFailure]:
     for path in paths:
         if not path.exists():
             yield LoadFailure(source=str(path), reason="no such file or folder")
             continue
-        yield from with_path_ids(load_path(path))
+        yield from with_path_ids(load_path(path, limits=limits))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     services = build_services(get_settings())
     try:
         summary = ingest_with_progress(
-            services.ingestion, iter_inputs(paths), show=not args.no_progress, bulk=args.bulk
+            services.ingestion,
+            iter_inputs(paths, ParseLimits.from_settings(services.settings)),
+            show=not args.no_progress,
+            bulk=args.bulk,
         )
     finally:
         services.close()

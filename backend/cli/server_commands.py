@@ -66,6 +66,7 @@ def configure_server_logging(level: str) -> None:
 
 def demo(args: argparse.Namespace) -> int:
     from backend.cli.ingest_commands import ingest_with_progress, iter_inputs, print_summary
+    from backend.ingest.sandbox import ParseLimits
     from backend.services.container import build_services
 
     settings = get_settings()
@@ -78,7 +79,8 @@ def demo(args: argparse.Namespace) -> int:
     print(f"database: {where} (migrated)")
     print(f"embeddings: {services.embedder.model_id}; answers: {services.llm.generator}")
     print(f"loading the demo corpus from {DEMO_CORPUS.relative_to(PROJECT_ROOT)} ...", flush=True)
-    summary = ingest_with_progress(services.ingestion, iter_inputs([DEMO_CORPUS]), show=True)
+    limits = ParseLimits.from_settings(services.settings)
+    summary = ingest_with_progress(services.ingestion, iter_inputs([DEMO_CORPUS], limits), show=True)
     print_summary(summary)
     if args.no_serve:
         services.close()

@@ -2,7 +2,9 @@
 
 Users repeat questions (a retry, the same FAQ, a chat turn's gap searches), and a query vector costs a
 model run or an API call, so the last QUERY_EMBEDDING_CACHE_SIZE vectors are kept per process. The key
-is the model id and the exact (cleaned) query text, so a model change never serves a stale vector.
+is the caller's scope, the model id and the exact (cleaned) query text: a model change never serves a
+stale vector, and a hit never tells a user (by `embed_ms` in the diagnostics, or by latency) that
+somebody else asked the same question (issue 24).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections import OrderedDict
 
 import numpy as np
@@ -28,12 +31,13 @@ class QueryEmbeddings:
         self.embedder = embedder
         self.size = size
         self._metrics = metrics
-        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[uuid.UUID, str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def embed(self, text: str) -> np.ndarray:
-        """The query's vector (a read-only array: callers share cached vectors)."""
-        key = (self.embedder.model_id, text)
+    def embed(self, text: str, *, scope: uuid.UUID) -> np.ndarray:
+        """The query's vector for the caller of `scope` (Identity.cache_scope); a read-only array:
+        that caller's later searches share it."""
+        key = (scope, self.embedder.model_id, text)
         if self.size:
             with self._lock:
                 cached = self._cache.get(key)

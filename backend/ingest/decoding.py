@@ -34,6 +34,16 @@ def is_binary(data: bytes) -> bool:
 
 def decode_text(data: bytes) -> str:
     """Decode a text file; raise UnsupportedDocument for empty, binary or undecodable data."""
+    text = _decode(data)
+    # A NUL anywhere (not only near the start, where is_binary looks) means this is not a text file;
+    # PostgreSQL could not store it either. Refused like the API refuses it, never silently dropped.
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise UnsupportedDocument(f"binary file (a NUL character at character {nul}; text cannot hold one)")
+    return text
+
+
+def _decode(data: bytes) -> str:
     if not data.strip():
         raise UnsupportedDocument("empty file")
     if is_binary(data):

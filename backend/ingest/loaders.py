@@ -9,14 +9,13 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from pypdf import PdfReader
-
 from backend.config import DEFAULT_METADATA_WHITELIST
-from backend.errors import InvalidInput, UnsupportedDocument
+from backend.errors import InvalidInput, ParseLimitExceeded, UnsupportedDocument
 from backend.ingest.decoding import decode_text, is_binary
 from backend.ingest.documents import LoadedDocument, LoadFailure
-from backend.ingest.html_text import html_to_text
 from backend.ingest.metadata import validate_metadata
+from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits, parse_html_document, parse_pdf
+from backend.text.hygiene import find_unstorable, location_text, printable, unstorable_char
 from backend.text.normalize import clean_document_text
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl"}
@@ -42,9 +41,15 @@ logger = logging.getLogger(__name__)
 
 
 def load_path(
-    path: Path, *, metadata_whitelist: Sequence[str] = DEFAULT_METADATA_WHITELIST
+    path: Path,
+    *,
+    metadata_whitelist: Sequence[str] = DEFAULT_METADATA_WHITELIST,
+    limits: ParseLimits = DEFAULT_LIMITS,
 ) -> Iterator[LoadedDocument | LoadFailure]:
-    """Documents from a file or a folder (recursive, sorted, hidden entries and other suffixes skipped)."""
+    """Documents from a file or a folder (recursive, sorted, hidden entries and other suffixes skipped).
+
+    A file past a parse limit is a LoadFailure naming the limit; the others are still read.
+    """
     if path.is_dir():
         files = sorted(
             (
@@ -57,9 +62,9 @@ def load_path(
             key=lambda p: p.relative_to(path).as_posix(),
         )
         for file in files:
-            yield from _load_file(file, metadata_whitelist)
+            yield from _load_file(file, metadata_whitelist, limits)
     elif path.is_file():
-        yield from _load_file(path, metadata_whitelist)
+        yield from _load_file(path, metadata_whitelist, limits)
     else:
         yield LoadFailure(str(path), "no such file or folder")
 
@@ -70,8 +75,10 @@ def load_bytes(
     content_type: str | None = None,
     *,
     metadata_whitelist: Sequence[str] = DEFAULT_METADATA_WHITELIST,
+    limits: ParseLimits = DEFAULT_LIMITS,
 ) -> list[LoadedDocument]:
-    """Documents from an uploaded file; raises UnsupportedDocument (a bad JSONL line fails the file)."""
+    """Documents from an uploaded file; raises UnsupportedDocument (a bad JSONL line fails the file)
+    or ParseLimitExceeded (a PDF or HTML file past a parse limit, named in the message)."""
     name = re.split(r"[\\/]", filename)[-1] or "upload"
     suffix = _suffix_for(name, content_type)
     if suffix == ".jsonl":
@@ -82,7 +89,7 @@ def load_bytes(
             more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
             raise UnsupportedDocument("; ".join(failures[:5]) + more)
         return [item for item in items if isinstance(item, LoadedDocument)]
-    return [_parse(data, suffix=suffix, stem=Path(name).stem, source="upload", filename=name)]
+    return [_parse(data, suffix=suffix, stem=Path(name).stem, source="upload", filename=name, limits=limits)]
 
 
 def _suffix_for(name: str, content_type: str | None) -> str:
@@ -95,7 +102,12 @@ def _suffix_for(name: str, content_type: str | None) -> str:
     raise UnsupportedDocument(f"unsupported type {suffix or mime or 'without a file suffix'}")
 
 
-def _load_file(path: Path, whitelist: Sequence[str]) -> Iterator[LoadedDocument | LoadFailure]:
+def _load_file(
+    path: Path, whitelist: Sequence[str], limits: ParseLimits
+) -> Iterator[LoadedDocument | LoadFailure]:
+    if unstorable_char(str(path)) is not None:  # a name that is not UTF-8 decodes to lone surrogates
+        yield LoadFailure(printable(str(path)), "the file name is not valid UTF-8 (rename the file)")
+        return
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         yield LoadFailure(str(path), f"unsupported type {suffix or '(no suffix)'}")
@@ -110,19 +122,23 @@ def _load_file(path: Path, whitelist: Sequence[str]) -> Iterator[LoadedDocument 
         yield LoadFailure(str(path), f"cannot read: {exc.strerror or exc}")
         return
     try:
-        yield _parse(data, suffix=suffix, stem=path.stem, source=str(path), filename=path.name)
-    except UnsupportedDocument as exc:
+        yield _parse(data, suffix=suffix, stem=path.stem, source=str(path), filename=path.name, limits=limits)
+    except (UnsupportedDocument, ParseLimitExceeded) as exc:
         yield LoadFailure(str(path), str(exc))
 
 
-def _parse(data: bytes, *, suffix: str, stem: str, source: str, filename: str) -> LoadedDocument:
-    """One non-JSONL document; raises UnsupportedDocument with a human-readable reason."""
+def _parse(
+    data: bytes, *, suffix: str, stem: str, source: str, filename: str, limits: ParseLimits
+) -> LoadedDocument:
+    """One non-JSONL document; raises UnsupportedDocument with a human-readable reason, or
+    ParseLimitExceeded. PDF and HTML, whose parsers an input can make slow, run in the sandbox."""
     content_type = CONTENT_TYPES[suffix]
-    if suffix == ".pdf":
-        title, content = _pdf_text(data)
-    elif content_type == "text/html":
-        title, content = html_to_text(decode_text(data))
-        content = clean_document_text(content)
+    if content_type in ("application/pdf", "text/html"):
+        parse = parse_pdf if content_type == "application/pdf" else parse_html_document
+        try:
+            title, content = parse(data, limits)
+        except ParseLimitExceeded as exc:
+            raise ParseLimitExceeded(f"{filename}: {exc}") from None
     else:
         content = clean_document_text(decode_text(data))
         title = _markdown_title(content) if content_type == "text/markdown" else None
@@ -153,24 +169,6 @@ def _markdown_title(text: str) -> str | None:
     return None
 
 
-def _pdf_text(data: bytes) -> tuple[str | None, str]:
-    """Title (from the PDF metadata) and page texts joined by blank lines."""
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise UnsupportedDocument("encrypted PDF (a password is required)")
-        pages = [clean_document_text(page.extract_text() or "") for page in reader.pages]
-        title = reader.metadata.title if reader.metadata else None
-    except UnsupportedDocument:
-        raise
-    except Exception as exc:  # pypdf raises a dozen types (and plain ValueError/KeyError) on broken files
-        raise UnsupportedDocument(f"cannot read PDF (damaged or not a PDF): {exc}") from exc
-    content = "\n\n".join(page for page in pages if page)
-    if not content:
-        raise UnsupportedDocument("PDF has no extractable text (scanned or image-only; OCR is not supported)")
-    return (title.strip() if isinstance(title, str) else None), content
-
-
 def read_jsonl(
     lines: Iterable[bytes], *, source: str, filename: str, whitelist: Sequence[str]
 ) -> Iterator[LoadedDocument | LoadFailure]:
@@ -199,7 +197,9 @@ def read_jsonl(
         yield LoadFailure(source, "empty file")
     if dropped:
         logger.warning(
-            "%s: metadata keys outside the whitelist dropped: %s", source, ", ".join(sorted(dropped))
+            "%s: metadata keys outside the whitelist dropped: %s",
+            source,
+            ", ".join(sorted(map(printable, dropped))),
         )
 
 
@@ -228,7 +228,12 @@ def _jsonl_row(
         raise UnsupportedDocument("metadata must be a JSON object")
     # BEIR corpora carry arbitrary metadata (urls, ids): keep what the whitelist allows, drop the rest.
     dropped.update(key for key in metadata if key not in whitelist)
-    kept = validate_metadata({k: v for k, v in metadata.items() if k in whitelist}, whitelist)
+    wanted = {k: v for k, v in metadata.items() if k in whitelist}
+    # What is kept must be storable: refused as the API refuses it, never silently altered.
+    problem = find_unstorable({"_id": ident, "title": title, "text": text, "metadata": wanted})
+    if problem is not None:
+        raise UnsupportedDocument(f"{location_text(problem.location)}: {problem.message}")
+    kept = validate_metadata(wanted, whitelist)
     # No title stays empty: an id such as "TRIAL_800" would only add noise to the embedded text.
     return LoadedDocument(
         title=clean_document_text(title),

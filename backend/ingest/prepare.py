@@ -54,6 +54,7 @@ class PreparedDocument:
                 c.tokens,
                 vectors[c.embed_hash],
                 c.metadata,
+                c.embed_hash,
             )
             for c in self.chunks
         ]

@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from backend.text.hygiene import drop_unstorable, scrub
+
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 # Leading markdown: headings, quotes, bullets, numbering ("1.", "1)", "(1)", "一、", "①").
 _LEADING = re.compile(
@@ -54,7 +56,8 @@ def is_preamble(raw: str, cleaned: str) -> bool:
 def content_lines(text: str) -> list[str]:
     """The content lines of a completion, cleaned, in order (fences, blank lines and preambles dropped)."""
     out: list[str] = []
-    for raw in text.splitlines():
+    # A NUL or a lone surrogate (a source can ask for one) would fail wherever the line is stored.
+    for raw in drop_unstorable(text).splitlines():
         if _FENCE.match(raw):
             continue
         cleaned = clean_line(raw)
@@ -74,5 +77,5 @@ def parse_json(text: str) -> Any:
             value, _ = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
-        return value
+        return scrub(value)
     raise ValueError("no JSON object or array in the model's output")

@@ -1,9 +1,12 @@
 """Counting prompt tokens for the context budget: Gemini's count-tokens API, or the calibrated estimate.
 
 The API counts with the model's own tokenizer, so it is exact, but it is a network call: texts are
-counted concurrently, each count is remembered by the text's sha256 (a chunk is counted once per
-process, however many answers cite it), and whatever is not counted within CONTEXT_COUNT_TIMEOUT_S is
-estimated (backend/text/tokens.py) and reported as such. A count that arrives late still fills the cache.
+counted concurrently, each count is remembered by the caller and the text's sha256 (a chunk is counted
+once per process and caller, however many of that caller's answers cite it), and whatever is not
+counted within CONTEXT_COUNT_TIMEOUT_S is estimated (backend/text/tokens.py) and reported as such. A
+count that arrives late still fills the cache. Per caller, because the texts include the question and
+the context diagnostics say which counts came from the cache: a shared cache would tell a user that
+somebody else just asked the same question (issue 24).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -42,8 +46,9 @@ class TokenCounter(Protocol):
     name: Literal["gemini", "estimate"]
     model: str | None
 
-    def count(self, texts: Sequence[str]) -> Counts:
-        """The tokens of each text; never raises (an API failure falls back to the estimate)."""
+    def count(self, texts: Sequence[str], *, scope: uuid.UUID) -> Counts:
+        """The tokens of each text, for the caller of `scope` (Identity.cache_scope: whose cached
+        counts it may use); never raises (an API failure falls back to the estimate)."""
         ...
 
 
@@ -57,7 +62,7 @@ class EstimateCounter:
         self.margin = margin
         self._metrics = metrics
 
-    def count(self, texts: Sequence[str]) -> Counts:
+    def count(self, texts: Sequence[str], *, scope: uuid.UUID | None = None) -> Counts:
         counts = Counts([estimate_tokens(t, self.margin) for t in texts], [False] * len(texts))
         counts.methods["estimate"] = len(texts)
         if self._metrics is not None and texts:
@@ -81,9 +86,9 @@ class GeminiTokenCounter:
         self._pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="count-tokens")
         self._client = client or _make_client(settings)
 
-    def count(self, texts: Sequence[str]) -> Counts:
+    def count(self, texts: Sequence[str], *, scope: uuid.UUID) -> Counts:
         counts = Counts([0] * len(texts), [False] * len(texts))
-        keys = [_key(t) for t in texts]
+        keys = [_key(scope, t) for t in texts]
         pending: dict[str, Future[int]] = {}
         for i, (text, key) in enumerate(zip(texts, keys, strict=True)):
             cached = self._cached(key)
@@ -160,8 +165,8 @@ def create_token_counter(settings: Settings, metrics: Metrics) -> TokenCounter:
     return EstimateCounter(settings.context_estimate_margin, metrics)
 
 
-def _key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _key(scope: uuid.UUID, text: str) -> str:
+    return hashlib.sha256(f"{scope}\x00{text}".encode()).hexdigest()
 
 
 def _make_client(settings: Settings) -> genai.Client:

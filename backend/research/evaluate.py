@@ -17,6 +17,7 @@ from typing import Any, Literal
 from backend.config import Settings
 from backend.llm import load_prompt
 from backend.llm.parsing import clean_line
+from backend.llm.prompts import neutralise
 from backend.research.model import ResearchModel
 from backend.research.presets import Preset
 from backend.services.evidence import scarce
@@ -188,4 +189,4 @@ def _summary(chunks: Sequence[ScoredChunk]) -> str:
         label = " > ".join(p for p in (chunk.title, chunk.heading) if p)
         text = " ".join(chunk.content.split())
         lines.append(f"[{k}] {label}: {text[:_EVIDENCE_CHARS]}")
-    return "\n".join(lines) or "(nothing found)"
+    return neutralise("\n".join(lines)) or "(nothing found)"  # inside the prompt's <evidence> block

@@ -22,6 +22,7 @@ from backend.llm import LLM, ExtractiveLLM, SourceText, Turn
 from backend.llm.usage import metering
 from backend.research.budget import Phase, RunBudget
 from backend.services.rewrite import Rewrite, rewrite_followup
+from backend.text.hygiene import scrub
 from backend.text.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class ResearchModel:
         )
         if outcome.failure is None and value is None:
             return None, ModelOutcome("malformed output (no JSON object)")
-        return value, outcome
+        return scrub(value), outcome  # plans and verdicts are stored: nothing unstorable in them
 
     async def complete(self, phase: Phase, system: str, prompt: str) -> tuple[str | None, ModelOutcome]:
         if not self.generative:

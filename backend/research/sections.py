@@ -224,6 +224,7 @@ async def search(
                 ctx.settings,
                 ctx.web_choice,
                 mode="research",
+                caller=ctx.identity.cache_scope,
             )
             passages = await asyncio.to_thread(
                 web_passages, beyond.hits, ctx.embedder, beyond.search.embedding, ctx.settings

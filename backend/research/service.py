@@ -89,7 +89,8 @@ class ResearchService:
             raise InvalidInput("question is empty")
         if len(query) > s.max_query_chars:
             raise InvalidInput(f"question has {len(query)} characters; the limit is {s.max_query_chars}")
-        to_containment(request.filters, s.metadata_whitelist)  # an unknown filter key is a 422 now
+        # an unknown filter key or one over FILTER_MAX_SIZE is a 422 now, not when the run searches
+        to_containment(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
         name = request.preset or s.research_default_preset
         chosen = preset(name, s)
         step_k = effective_step_k(chosen, request.step_top_k, s)

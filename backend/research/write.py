@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from backend.services.context import BuiltContext, ContextBuilder
 from backend.services.search_types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text import detect_lang
+from backend.text.hygiene import drop_unstorable
 
 MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 
@@ -85,7 +87,7 @@ def _sources(
     """The chosen items as numbered sources (number = evidence id) within the context budget."""
     assert section.ranker is not None
     scored = [section.ranker.scored.get(i.key, i.chunk) for i in chosen]
-    context = _build_context(scored, ctx.settings)
+    context = _build_context(scored, ctx.settings, ctx.identity.cache_scope)
     by_chunk = {i.chunk.chunk_id: i for i in chosen}
     sources, evidence = [], {}
     for chunk, built in zip(context.chunks, context.sources, strict=True):
@@ -96,14 +98,14 @@ def _sources(
     return sources, evidence
 
 
-def _build_context(chunks: list[ScoredChunk], settings: Settings) -> BuiltContext:
+def _build_context(chunks: list[ScoredChunk], settings: Settings, scope: uuid.UUID) -> BuiltContext:
     """The chat's context builder (duplicates and near-duplicates dropped, the calibrated estimate)
     within RESEARCH_CONTEXT_MAX_TOKENS for one section's sources; the reply's room is separate."""
     budget = settings.model_copy(
         update={"context_max_tokens": settings.research_context_max_tokens, "context_reply_tokens": 0}
     )
     counter = EstimateCounter(settings.context_estimate_margin)
-    return ContextBuilder(budget, counter, _CONTEXT_METRICS).build(chunks)
+    return ContextBuilder(budget, counter, _CONTEXT_METRICS).build(chunks, scope=scope)
 
 
 _CONTEXT_METRICS = Metrics()  # research contexts are not part of /metrics' chat context figures
@@ -122,7 +124,7 @@ def keep_supported(text: str, allowed: set[int]) -> tuple[str, list[int], int]:
         cited.extend(n for n in kept if n not in cited)
         return "".join(f"[{n}]" for n in kept)
 
-    clean = MARKER.sub(fix, text)
+    clean = MARKER.sub(fix, drop_unstorable(text))  # storable whatever the sources made the model write
     return re.sub(r"[ \t]+([。.,，!！?？])", r"\1", clean).strip(), cited, removed
 
 

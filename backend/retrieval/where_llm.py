@@ -12,6 +12,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from backend.llm import LLM, load_prompt
+from backend.llm.prompts import neutralise
 from backend.retrieval.where_rules import Inferred, Vocabulary
 
 MAX_PROMPT_TAGS = 200  # the most frequent tags the model is shown
@@ -40,7 +41,7 @@ class WhereModelError(Exception):
 def where_prompt(question: str, now: datetime, vocabulary: Vocabulary, high_quality_min: float) -> str:
     def listed(field: str, limit: int | None = None) -> str:
         values = vocabulary.ordered(field)[:limit]
-        return ", ".join(values) if values else "(none)"
+        return neutralise(", ".join(values)) if values else "(none)"  # in the <document_values> block
 
     return load_prompt("where_filters").render(
         today=now.strftime("%Y-%m-%d %A %H:%M"),

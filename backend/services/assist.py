@@ -17,6 +17,7 @@ from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm.base import ToolSpec
+from backend.llm.prompts import format_source
 from backend.services.evidence import EvidenceOptions
 from backend.services.retrieval import RetrievalService
 from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
@@ -82,7 +83,8 @@ class AssistTools:
         self.calls.append({"tool": name, "query": query, "sources": [n for n, _ in numbered]})
         if not numbered:
             return "nothing found"
-        return "\n\n".join(f"[{n}] {_label(c)}\n{c.content}" for n, c in numbered)
+        # The same untrusted <source n="..."> blocks as the sources of the prompt.
+        return "\n\n".join(format_source(n, c.title, _where(c), c.content) for n, c in numbered)
 
     def _search_local(self, query: str) -> list[ScoredChunk]:
         request = SearchRequest(
@@ -97,7 +99,7 @@ class AssistTools:
     def _search_web(self, query: str) -> list[ScoredChunk]:
         budget = WaitBudget.for_mode(self._settings)
         outcome = asyncio.run_coroutine_threadsafe(
-            web_only(self._web.legs(query), budget), self._loop
+            web_only(self._web.legs(query, caller=self._identity.cache_scope), budget), self._loop
         ).result()
         hits = dedup_against_local([*self._pack, *self.found], outcome.web, self._settings).kept
         embedder = self._retrieval.embedder
@@ -110,6 +112,5 @@ class AssistTools:
         return self._number[chunk.chunk_id]
 
 
-def _label(chunk: ScoredChunk) -> str:
-    where = chunk.url if chunk.kind == "web" else chunk.heading
-    return f"{chunk.title} > {where}" if where else chunk.title
+def _where(chunk: ScoredChunk) -> str:
+    return (chunk.url or "") if chunk.kind == "web" else chunk.heading

@@ -151,7 +151,11 @@ class ChatService:
         fixed, fixed_kind = self._fixed_reply(message, evidence)
         chunks = evidence.chunks if fixed_kind != "not_found" else self._related(evidence.search)
         context = await asyncio.to_thread(
-            self.context_builder.build, chunks[: evidence.budget.write_k], question=message, history=history
+            self.context_builder.build,
+            chunks[: evidence.budget.write_k],
+            scope=identity.cache_scope,
+            question=message,
+            history=history,
         )
         in_context = {c.chunk_id for c in context.chunks}
         seen = {c.content_hash for c in context.chunks}
@@ -212,6 +216,7 @@ class ChatService:
             self.web,
             s,
             request.web,
+            caller=identity.cache_scope,
         )
         search = beyond.search
         passages = await asyncio.to_thread(

@@ -10,6 +10,7 @@ from typing import Any
 
 from backend.services.diagnostics import ChatDiagnostics
 from backend.services.search_types import ScoredChunk
+from backend.text.hygiene import drop_unstorable
 
 _MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 SNIPPET_CHARS = 300
@@ -38,7 +39,8 @@ def validate_citations(answer: str, n_sources: int) -> tuple[str, set[int], int]
         cited.update(valid)
         return "".join(f"[{n}]" for n in valid)
 
-    clean = _MARKER.sub(fix, answer)
+    # A source can talk the model into writing a NUL; the answer must still be storable.
+    clean = _MARKER.sub(fix, drop_unstorable(answer))
     return re.sub(r"[ \t]+([。.,，!！?？])", r"\1", clean), cited, removed
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from backend.config import Settings
 from backend.llm import Turn, load_prompt
 from backend.llm.base import SourceText
+from backend.llm.prompts import format_source
 from backend.llm.token_count import TokenCounter
 from backend.services.diagnostics import ContextDropOut, DropReason
 from backend.services.retrieval import ScoredChunk
@@ -25,7 +27,8 @@ from backend.telemetry import Metrics
 from backend.text.tokens import estimate_tokens, truncate_to_tokens
 from backend.web.dedup import Fingerprint
 
-SOURCE_FRAMING_TOKENS = 4  # "[n] " before a source's label and the blank line between sources
+# The <source n="..."> block around a source's label and content, and the blank line between sources.
+SOURCE_FRAMING_TOKENS = estimate_tokens(format_source(100, "", "", "") + "\n\n")
 MIN_SOURCE_TOKENS = 50  # a source cut shorter than this says too little to be worth a number
 FIRST_SOURCE_FLOOR = 200  # the best source is never cut below this, even past the budget
 
@@ -57,15 +60,21 @@ class ContextBuilder:
         self.metrics = metrics
 
     def build(
-        self, chunks: Sequence[ScoredChunk], *, question: str = "", history: Sequence[Turn] = ()
+        self,
+        chunks: Sequence[ScoredChunk],
+        *,
+        scope: uuid.UUID,
+        question: str = "",
+        history: Sequence[Turn] = (),
     ) -> BuiltContext:
-        """Number the chunks [1..n] in rank order, skipping duplicates, until the budget is spent."""
+        """Number the chunks [1..n] in rank order, skipping duplicates, until the budget is spent.
+        `scope` (Identity.cache_scope): whose cached token counts may be used."""
         started = time.perf_counter()
         s = self.settings
         unique, dropped = self._deduplicated(chunks)
         texts = [_source_text(c) for c in unique]
         prompt = self._prompt_texts(question, history)
-        counts = self.counter.count([*prompt, *texts])
+        counts = self.counter.count([*prompt, *texts], scope=scope)
         prompt_tokens = sum(counts.tokens[: len(prompt)])
         costs = [t + SOURCE_FRAMING_TOKENS for t in counts.tokens[len(prompt) :]]
         available = s.context_max_tokens - s.context_reply_tokens - prompt_tokens
@@ -142,7 +151,7 @@ class ContextBuilder:
 
 
 def _source_text(chunk: ScoredChunk) -> str:
-    """A source as format_sources writes it, without its number: the label line, then the content."""
+    """A source as format_sources writes it, without its block: the label line, then the content."""
     label = " > ".join(p for p in (chunk.title.strip(), chunk.heading.strip()) if p)
     return f"{label}\n{chunk.content.strip()}"
 

@@ -38,6 +38,8 @@ def read_messages(db: Database, *, conversation_id: uuid.UUID, identity: Identit
 
     Another user's conversation is a 404, like one that does not exist: the caller learns nothing.
     A web source is never stale here: it cites the page as it was fetched (its fetched_at says when).
+    A source of a deleted document was erased in the database when it was deleted (migration 018):
+    it is stored with `deleted: true` and no passage, title or ids, and reads as stale, "document deleted".
     """
     with db.as_user(identity, read_only=True) as conn:
         if not repo.conversation_exists(conn, conversation_id=conversation_id, owner_id=identity.user_id):

@@ -10,6 +10,7 @@ from typing import Literal
 from backend.errors import ProviderError
 from backend.llm import LLM, load_prompt
 from backend.llm.parsing import content_lines
+from backend.llm.prompts import neutralise
 from backend.services.retrieval import ScoredChunk
 from backend.text import query_terms
 
@@ -29,7 +30,8 @@ def generate_gap_queries(
     question: str, evidence: Sequence[ScoredChunk], llm: LLM, max_queries: int
 ) -> GapQueries:
     """Up to max_queries searches for what is missing: asked of the LLM, else built from keywords."""
-    summary = "\n".join(f"- {c.title}: {c.content[:_EVIDENCE_CHARS]}" for c in evidence) or "(nothing found)"
+    lines = (f"- {c.title}: {c.content[:_EVIDENCE_CHARS]}" for c in evidence)
+    summary = neutralise("\n".join(lines)) or "(nothing found)"  # inside the prompt's <evidence> block
     prompt = load_prompt("gap_queries").render(
         question=question, evidence_summary=summary, max_queries=str(max_queries)
     )

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 import psycopg
 
-from backend.auth.identity import Identity
+from backend.auth.identity import Identity, cache_scope
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import documents as documents_repo
@@ -34,7 +34,7 @@ from backend.errors import DomainError, InvalidInput, ProviderError
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.prepare import PreparedChunk, PreparedDocument, prepare_document
 from backend.services.bulk_load import BulkLoad, BulkLoadStats
-from backend.services.embedding_store import embed_with_cache
+from backend.services.embedding_store import embed_with_cache, forget_embeddings
 
 logger = logging.getLogger(__name__)
 
@@ -233,11 +233,13 @@ class IngestionService:
                 changed.append(doc)
         if not changed:
             return
-        vectors = self._embeddings([c for d in changed for c in d.chunks], summary)
+        scope = cache_scope(owner_id)
+        vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope)
         if bulk is not None:
             bulk.start()
         with self._transaction(identity, bulk) as conn:
             self._write(conn, changed, vectors, owner_id, summary)
+        self._forget_replaced(changed, existing, scope)
 
     @contextmanager
     def _transaction(self, identity: Identity | None, bulk: BulkLoad | None) -> Iterator[psycopg.Connection]:
@@ -284,12 +286,34 @@ class IngestionService:
             and old.chunk_count == len(doc.chunks)
         )
 
-    def _embeddings(self, chunks: Sequence[PreparedChunk], summary: IngestSummary) -> dict[str, np.ndarray]:
-        """Vectors for every chunk: from the cache, else from the provider (then cached)."""
+    def _forget_replaced(
+        self,
+        changed: list[PreparedDocument],
+        existing: dict[str, documents_repo.ExistingDocument],
+        scope: uuid.UUID,
+    ) -> None:
+        """Drop from the writer's cache scope the texts of replaced chunks that no new chunk uses, so
+        that deleting the document later leaves none of its earlier versions behind (the trigger of
+        migration 020 erases what its chunks reference then). After the write; should a bulk load roll
+        back, the old chunks' texts are embedded again by their next change (cost only)."""
+        kept = {c.embed_hash for d in changed for c in d.chunks}
+        replaced = {h for d in changed if (old := existing.get(d.external_id)) for h in old.embed_hashes}
+        forget_embeddings(self.db.pool, scope=scope, hashes=replaced - kept)
+
+    def _embeddings(
+        self, chunks: Sequence[PreparedChunk], summary: IngestSummary, scope: uuid.UUID
+    ) -> dict[str, np.ndarray]:
+        """Vectors for every chunk: from the writer's cache scope or the shared one, else from the
+        provider (then cached in the writer's scope)."""
         wanted = {c.embed_hash: c.embed_text for c in chunks}
-        # The shared cache holds vectors only and is the backend's own (migration 013): never as a user.
+        # The cache is the backend's own (migrations 013, 020): read and written on the backend's pool,
+        # never as a user, in the scopes this writer may see.
         vectors, embedded = embed_with_cache(
-            self.db.pool, self.embedder, wanted, batch_size=self.settings.ingest_embed_batch_size
+            self.db.pool,
+            self.embedder,
+            wanted,
+            scope=scope,
+            batch_size=self.settings.ingest_embed_batch_size,
         )
         summary.chunks_embedded += len(embedded)
         summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in embedded)

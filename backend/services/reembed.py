@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from psycopg_pool import ConnectionPool
 
+from backend.auth.identity import cache_scope
 from backend.db.repositories import documents as documents_repo
+from backend.db.repositories.documents import ChunkToReembed
 from backend.embeddings import Embedder
 from backend.ingest.prepare import embedding_text, sha256
 from backend.services.embedding_store import embed_with_cache
@@ -43,15 +47,26 @@ def reembed(
             )
         if not rows:
             return summary
-        texts = {row[0]: embedding_text(row[1], row[2], row[3]) for row in rows}
-        by_hash = {sha256(text): text for text in texts.values()}
-        vectors, embedded = embed_with_cache(pool, embedder, by_hash, batch_size=batch_size)
+        updates: list[tuple[int, np.ndarray, str]] = []
+        # Each chunk's vector comes from, and goes to, its owner's cache scope (the shared one for the
+        # public corpus), as ingestion would have put it there.
+        for scope, chunks in _by_scope(rows).items():
+            texts = {c.id: embedding_text(c.title, c.heading_path, c.content) for c in chunks}
+            hashes = {cid: sha256(text) for cid, text in texts.items()}
+            by_hash = {hashes[cid]: text for cid, text in texts.items()}
+            vectors, embedded = embed_with_cache(pool, embedder, by_hash, scope=scope, batch_size=batch_size)
+            updates.extend((cid, vectors[h], h) for cid, h in hashes.items())
+            summary.embedded += len(embedded)
         with pool.connection() as conn:
-            documents_repo.update_embeddings(
-                conn, model=embedder.model_id, vectors=[(cid, vectors[sha256(t)]) for cid, t in texts.items()]
-            )
+            documents_repo.update_embeddings(conn, model=embedder.model_id, vectors=updates)
         summary.chunks += len(rows)
-        summary.embedded += len(embedded)
-        after = rows[-1][0]
+        after = rows[-1].id
         if on_progress:
             on_progress(summary, total)
+
+
+def _by_scope(rows: Sequence[ChunkToReembed]) -> dict[uuid.UUID, list[ChunkToReembed]]:
+    groups: dict[uuid.UUID, list[ChunkToReembed]] = {}
+    for row in rows:
+        groups.setdefault(cache_scope(row.owner_id), []).append(row)
+    return groups

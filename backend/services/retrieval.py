@@ -122,7 +122,7 @@ class RetrievalService:
         top_k_max = request.top_k or s.rag_top_k_max
         if not 1 <= top_k_max <= s.search_max_top_k:
             raise InvalidInput(f"top_k must be between 1 and {s.search_max_top_k} (SEARCH_MAX_TOP_K)")
-        filters = compile_filter(request.filters, s.metadata_whitelist)
+        filters = compile_filter(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
         reranker = choose_reranker(self.rerankers, request.reranker, s.rerank_default)
         terms = query_terms(query)
         mode = self._mode(request.mode, terms)
@@ -130,7 +130,9 @@ class RetrievalService:
         timings: dict[str, float] = {}
 
         t0 = time.perf_counter()
-        embedding = self.query_embeddings.embed(query) if mode != "fulltext" else None
+        embedding = (
+            self.query_embeddings.embed(query, scope=identity.cache_scope) if mode != "fulltext" else None
+        )
         timings["embed_ms"] = _ms(t0)
 
         prefetch_k = max(request.prefetch_k or s.rag_prefetch_k, top_k_max)

@@ -61,16 +61,19 @@ async def search_beyond(
     settings: Settings,
     choice: WebChoice,
     mode: WaitMode = "chat",
+    *,
+    caller: uuid.UUID,
 ) -> Beyond:
     """The local search (blocking: run in a thread) and, per `choice`, the web: True starts it beside the
     local search under the soft deadline; auto only when the confidence routes to web_fallback (so a
     question the documents answer costs no provider call); False never. Deep research (`mode`) waits
-    longer for the web than a chat turn (WaitBudget.for_mode)."""
+    longer for the web than a chat turn (WaitBudget.for_mode). `caller` (Identity.cache_scope): whose
+    web cache entries the legs may use."""
     use_web = web.enabled and choice is not False
     budget = WaitBudget.for_mode(settings, mode)
     outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None = None
     if use_web and choice is True:
-        outcome = await soft_wait(asyncio.to_thread(local), web.legs(query), budget)
+        outcome = await soft_wait(asyncio.to_thread(local), web.legs(query, caller=caller), budget)
         if outcome.local is None:
             raise TimeoutError("local retrieval took longer than WEB_LOCAL_TIMEOUT_S")
         search = outcome.local
@@ -78,7 +81,7 @@ async def search_beyond(
         search = await asyncio.to_thread(local)
     route = route_for(search.confidence, settings, web_available=use_web)
     if outcome is None and route == "web_fallback":
-        outcome = await web_only(web.legs(query), budget)
+        outcome = await web_only(web.legs(query, caller=caller), budget)
     if outcome is None:
         return Beyond(search, route, [], None)
     kept = dedup_against_local(search.candidates, outcome.web, settings)

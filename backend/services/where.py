@@ -91,6 +91,6 @@ def build_where_builder(settings: Settings, db: Database, *, llm: LLM | None = N
     return WhereBuilder(
         settings,
         vocabulary.get,
-        lambda filters: to_containment(filters, whitelist),
+        lambda filters: to_containment(filters, whitelist, max_size=settings.filter_max_size),
         llm=llm if use_model else None,
     )

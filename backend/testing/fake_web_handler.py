@@ -7,6 +7,8 @@ import select
 import socket
 import time
 import uuid
+import zlib
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -16,6 +18,18 @@ if TYPE_CHECKING:
 
 TAVILY_MAX_QUERY_CHARS = 400
 _ARTICLE = "<p>A plain page served by the fake web for reader tests. It has one paragraph of text.</p>"
+
+
+@lru_cache(maxsize=4)
+def compressed_page(encoding: str, mib: int) -> bytes:
+    """An HTML page of `mib` MiB of repeated paragraphs, gzip- or deflate-compressed (~1000:1: a
+    "compression bomb" of a few hundred kB)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31 if encoding == "gzip" else 15)
+    paragraph = b"<p>" + b"bomb text " * 100 + b"</p>\n"
+    block = paragraph * (1024 * 1024 // len(paragraph) + 1)
+    parts = [packer.compress(b"<html><body>")]
+    parts += [packer.compress(block[: 1024 * 1024]) for _ in range(mib)]
+    return b"".join([*parts, packer.flush()])
 
 
 def make_handler(server: FakeWebServer, state: _State) -> type[BaseHTTPRequestHandler]:
@@ -140,6 +154,11 @@ def make_handler(server: FakeWebServer, state: _State) -> type[BaseHTTPRequestHa
                 return self._send(
                     200, b"<html><body>" + b"<p>filler text </p>" * (kb * 1024 // 19), "text/html"
                 )
+            if path == "/compressed":  # ?encoding=gzip|deflate|br&mib=N: Content-Encoding as named
+                encoding = params.get("encoding", "gzip")
+                mib = int(params.get("mib", "1"))
+                data = compressed_page(encoding, mib) if encoding != "br" else bytes(range(256)) * 16
+                return self._send(200, data, "text/html; charset=utf-8", {"Content-Encoding": encoding})
             if path == "/gbk":
                 html = "<html><head><title>编码测试</title></head><body><p>国标码网页。</p></body></html>"
                 return self._send(200, html.encode("gbk"), "text/html; charset=gbk")
@@ -186,7 +205,9 @@ def make_handler(server: FakeWebServer, state: _State) -> type[BaseHTTPRequestHa
                 state.requests.append(RecordedRequest(method, path, query, dict(self.headers), time.time()))
 
         def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", headers)
+            # backslashreplace writes a lone surrogate as its JSON escape (\ud800), as a real API would.
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "backslashreplace")
+            self._send(status, data, "application/json", headers)
 
         def _send(
             self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None

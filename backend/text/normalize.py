@@ -28,7 +28,9 @@ _PUNCT_MAP = str.maketrans(
         "\u3000": " ",
     }
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
+# Control and invisible characters, and unpaired surrogates (not characters: a PDF's text layer can
+# hold them, and neither UTF-8 nor PostgreSQL can).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff\ud800-\udfff]")
 _SPACES = re.compile(r"[ \t\f\v]+")
 _ALL_SPACE = re.compile(r"\s+")
 

@@ -3,11 +3,12 @@
 Typical use, inside an async request handler::
 
     web = create_web_search(settings, cache=PostgresWebCache(pool))
-    outcome = await soft_wait(local_search(), web.legs(question), WaitBudget.for_mode(settings, "chat"))
+    legs = web.legs(question, caller=identity.cache_scope)
+    outcome = await soft_wait(local_search(), legs, WaitBudget.for_mode(settings, "chat"))
     hits = cross_source_dedup(local_texts, outcome.web).kept
 """
 
-from backend.web.cache import CachedProvider, PostgresWebCache, WebCacheStore
+from backend.web.cache import CachedProvider, PostgresWebCache, WebCache, WebCacheStore
 from backend.web.dedup import DedupCounts, DedupResult, LocalText, content_hash, cross_source_dedup
 from backend.web.factory import create_provider, create_web_search
 from backend.web.pages import Page, PageLimits, PageReader, deep_read
@@ -38,6 +39,7 @@ __all__ = [
     "TavilyProvider",
     "UrlPolicy",
     "WaitBudget",
+    "WebCache",
     "WebCacheStore",
     "WebLeg",
     "WebResult",

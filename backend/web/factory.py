@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from backend.config import Settings
-from backend.web.cache import CachedProvider, WebCacheStore
+from backend.web.cache import WebCache, WebCacheStore
 from backend.web.pages import PageLimits, PageReader, url_policy
 from backend.web.providers import SearxngProvider, TavilyProvider, WebSearchProvider
 from backend.web.retry import RetryPolicy
@@ -55,8 +55,11 @@ def create_web_search(
     )
     provider = create_provider(settings, client)
     assert provider is not None
-    if cache is not None and settings.web_cache_ttl_s > 0:
-        provider = CachedProvider(provider, cache, ttl_s=settings.web_cache_ttl_s)
+    cached = (
+        WebCache(cache, settings.web_cache_ttl_s)
+        if cache is not None and settings.web_cache_ttl_s > 0
+        else None
+    )
     reader: PageReader | None = None
     clients = [client]
     if settings.web_deep_read_top_n:
@@ -71,6 +74,7 @@ def create_web_search(
     return WebSearch(
         [provider],
         options=options,
+        cache=cached,
         reader=reader,
         deep_read_top_n=settings.web_deep_read_top_n,
         deep_read_timeout_s=settings.web_deep_read_timeout_s,

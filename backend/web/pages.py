@@ -13,8 +13,9 @@ import httpx
 from backend.config import Settings
 from backend.errors import DomainError, PageFetchError
 from backend.ingest.decoding import decode_text
-from backend.ingest.html_text import html_to_article_text
+from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits, parse_html_page
 from backend.text.normalize import clean_document_text
+from backend.web.body import ACCEPT_ENCODING, read_body
 from backend.web.safety import AddressGuard, UrlPolicy
 from backend.web.types import WebResult
 
@@ -31,6 +32,7 @@ class PageLimits:
     max_chars: int = 15_000
     max_redirects: int = 3
     timeout_s: float = 5.0
+    parse: ParseLimits = DEFAULT_LIMITS  # the HTML is parsed in the sandbox (backend/ingest/sandbox.py)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PageLimits:
@@ -39,6 +41,10 @@ class PageLimits:
             max_chars=settings.web_fetch_max_chars,
             max_redirects=settings.web_fetch_max_redirects,
             timeout_s=settings.web_deep_read_timeout_s,
+            parse=ParseLimits(
+                timeout_s=min(settings.parse_timeout_s, settings.web_deep_read_timeout_s),
+                memory_mb=settings.parse_memory_mb,
+            ),
         )
 
 
@@ -48,6 +54,9 @@ class Page:
     title: str | None
     text: str
     truncated: bool  # the page was longer than WEB_FETCH_MAX_BYTES or WEB_FETCH_MAX_CHARS
+    # Why the body was cut at WEB_FETCH_MAX_BYTES (a bomb, or a huge page: worth a note in the
+    # diagnostics); None when it was read whole. Cutting the text at WEB_FETCH_MAX_CHARS is routine.
+    body_cut: str | None = None
 
 
 def url_policy(settings: Settings) -> UrlPolicy:
@@ -72,7 +81,13 @@ class PageReader:
         for _ in range(self._limits.max_redirects + 1):
             target = self._policy.check(current)
             request = self._client.build_request(
-                "GET", target, headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.8"}
+                "GET",
+                target,
+                headers={
+                    "User-Agent": USER_AGENT,
+                    "Accept": "text/html, text/plain;q=0.8",
+                    "Accept-Encoding": ACCEPT_ENCODING,  # what read_body can inflate within bounds
+                },
             )
             response = await self._client.send(request, stream=True)
             try:
@@ -90,29 +105,18 @@ class PageReader:
         media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type and media_type not in _HTML_TYPES + _TEXT_TYPES:
             raise PageFetchError(f"not a web page ({media_type})")
-        data, truncated = await _read_bounded(response, self._limits.max_bytes)
-        text = _decode(data, response.charset_encoding)
+        raw = await read_body(response, self._limits.max_bytes)
+        text = _decode(raw.data, response.charset_encoding)
         if media_type in _TEXT_TYPES:
             title, body = None, clean_document_text(text)
         else:
-            title, body = html_to_article_text(text)
-        if len(body) > self._limits.max_chars:
-            body, truncated = body[: self._limits.max_chars], True
+            # lexbor's cost grows with the square of the nesting depth: never on the event loop
+            title, body = await parse_html_page(text, self._limits.parse)
+        truncated = raw.truncated is not None or len(body) > self._limits.max_chars
+        body = body[: self._limits.max_chars]
         if not body.strip():
             raise PageFetchError("no readable text")
-        return Page(url=url, title=title, text=body, truncated=truncated)
-
-
-async def _read_bounded(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
-    """At most max_bytes of the body; the rest is never downloaded (the stream is closed)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= max_bytes:
-            return b"".join(chunks)[:max_bytes], True
-    return b"".join(chunks), False
+        return Page(url=url, title=title, text=body, truncated=truncated, body_cut=raw.truncated)
 
 
 def _decode(data: bytes, charset: str | None) -> str:
@@ -159,6 +163,8 @@ async def deep_read(
             update={"raw_content": page.text, "title": hit.title or page.title or ""}
         )
         report.read += 1
+        if page.body_cut:
+            _note(report, f"{hit.url}: read in part: {page.body_cut}")
 
     try:
         async with asyncio.timeout(timeout_s), asyncio.TaskGroup() as group:

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from backend.errors import WebSearchError
+from backend.text.hygiene import drop_unstorable, unstorable_char
 from backend.web.retry import RetryPolicy, json_body, send
 from backend.web.types import ProviderResponse, SearchOptions, WebResult, utc_now
 from backend.web.urls import domain_permitted
@@ -171,18 +172,19 @@ class NoWebSearch:
 
 def _result(item: dict[str, Any], provider: str, now: datetime) -> WebResult | None:
     url = item.get("url")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or unstorable_char(url):
         return None
     score = item.get("score")
     raw = item.get("raw_content")
     published = item.get("published_date") or item.get("publishedDate")
+    # A NUL or a lone surrogate from a provider would fail the cache and the answer's final write.
     return WebResult(
         url=url,
-        title=str(item.get("title") or ""),
-        content=str(item.get("content") or ""),
+        title=drop_unstorable(str(item.get("title") or "")),
+        content=drop_unstorable(str(item.get("content") or "")),
         score=float(score) if isinstance(score, int | float) else None,
         provider=provider,
         fetched_at=now,
-        raw_content=raw if isinstance(raw, str) and raw.strip() else None,
-        published_date=str(published) if published else None,
+        raw_content=drop_unstorable(raw) if isinstance(raw, str) and raw.strip() else None,
+        published_date=drop_unstorable(str(published)) if published else None,
     )

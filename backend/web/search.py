@@ -7,11 +7,13 @@ import asyncio
 import itertools
 import logging
 import time
+import uuid
 from collections.abc import Sequence
 
 import httpx
 
 from backend.errors import WebSearchError
+from backend.web.cache import CachedProvider, WebCache
 from backend.web.pages import DeepReadReport, PageReader, deep_read
 from backend.web.providers import WebSearchProvider
 from backend.web.types import ProviderDiagnostics, SearchOptions, WebResult
@@ -97,13 +99,15 @@ def merge_results(legs: Sequence[WebLeg]) -> list[WebResult]:
 
 
 class WebSearch:
-    """The configured providers, their shared HTTP clients and the page reader (composition: factory.py)."""
+    """The configured providers, their cache, their shared HTTP clients and the page reader
+    (composition: factory.py)."""
 
     def __init__(
         self,
         providers: Sequence[WebSearchProvider],
         *,
         options: SearchOptions,
+        cache: WebCache | None = None,
         reader: PageReader | None = None,
         deep_read_top_n: int = 0,
         deep_read_timeout_s: float = 5.0,
@@ -111,6 +115,7 @@ class WebSearch:
     ) -> None:
         self.providers = list(providers)
         self.options = options
+        self._cache = cache
         self._reader = reader
         self._top_n = deep_read_top_n
         self._read_timeout_s = deep_read_timeout_s
@@ -121,12 +126,19 @@ class WebSearch:
         return bool(self.providers)
 
     def legs(
-        self, query: str, *, options: SearchOptions | None = None, deep_read_top_n: int | None = None
+        self,
+        query: str,
+        *,
+        caller: uuid.UUID,
+        options: SearchOptions | None = None,
+        deep_read_top_n: int | None = None,
     ) -> list[WebLeg]:
-        """Fresh, not yet started legs for one query (none when WEB_SEARCH_PROVIDER=none)."""
+        """Fresh, not yet started legs for one query of `caller` (Identity.cache_scope), behind that
+        caller's own cache entries (none when WEB_SEARCH_PROVIDER=none)."""
+        cache = self._cache
         return [
             WebLeg(
-                provider,
+                CachedProvider(provider, cache, caller=caller) if cache is not None else provider,
                 query,
                 options or self.options,
                 reader=self._reader,

@@ -34,13 +34,13 @@ export function renderMessage(msg, actions) {
 }
 
 function chip(msg, source, actions) {
-  const classes = ["cite", source.kind === "web" ? "web" : "", source.stale ? "stale" : ""].filter(Boolean);
+  const classes = ["cite", source.kind === "web" ? "web" : "", source.stale ? "stale" : "", source.deleted ? "deleted" : ""].filter(Boolean);
   return h(
     "button",
     {
       type: "button",
       class: classes.join(" "),
-      "aria-label": t("sourceN", { n: source.n, title: source.title || t("untitled") }),
+      "aria-label": t("sourceN", { n: source.n, title: sourceTitle(source) }),
       dataset: { n: source.n },
       onclick: (event) => actions.openSource(msg, source, event.currentTarget),
     },
@@ -57,7 +57,7 @@ function meta(msg) {
 
 function clarify(msg, actions) {
   if (msg.route !== "clarify" && !msg.clarify) return null;
-  const titles = [...new Set((msg.sources || []).map((s) => s.title).filter(Boolean))].slice(0, 3);
+  const titles = [...new Set((msg.sources || []).filter((s) => !s.deleted).map((s) => s.title).filter(Boolean))].slice(0, 3);
   if (!titles.length) return null;
   return h(
     "div",
@@ -85,7 +85,7 @@ function sourceList(msg, actions) {
           "li",
           {},
           chip(msg, s, actions),
-          h("span", { class: "source-title" }, s.title || t("untitled")),
+          h("span", { class: "source-title" }, sourceTitle(s)),
           s.heading ? h("span", { class: "source-heading" }, s.heading.split(" > ").join(" › ")) : null,
           s.kind === "web" ? h("span", { class: "badge web" }, hostOf(s.url)) : null,
           s.stale ? h("span", { class: "badge stale" }, staleText(s)) : null,
@@ -96,7 +96,13 @@ function sourceList(msg, actions) {
 }
 
 export function staleText(source) {
+  if (source.deleted) return t("deleted");
   return source.stale_reason === "document deleted" ? t("stale_deleted") : t("stale");
+}
+
+// A deleted document's source keeps its number but not its title (erased with the document).
+export function sourceTitle(source) {
+  return source.deleted ? t("deletedTitle") : source.title || t("untitled");
 }
 
 export function hostOf(url) {

@@ -1,10 +1,10 @@
 // The source panel: one cited source in full — title, heading path, the passage, its document (or web
 // page), the retrieval features that chose it ("why this source"), and a stale badge when the
-// document changed after the answer. Escape or the close button returns focus to the chip.
+// document changed after the answer (a "deleted" one, without the erased passage, when it was deleted). Escape or the close button returns focus to the chip.
 
-import { clear, h } from "./dom.js";
+import { clear, h, safeUrl } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
-import { hostOf, staleText } from "./render.js";
+import { hostOf, sourceTitle, staleText } from "./render.js";
 
 // Shown in this order; scores in [0, 1] get a bar.
 const FEATURES = [
@@ -69,7 +69,7 @@ export class SourcePanel {
         "header",
         { class: "panel-head" },
         h("span", { class: "cite static", "aria-hidden": "true" }, String(s.n)),
-        h("h2", { id: "source-title", tabindex: "-1" }, s.title || t("untitled")),
+        h("h2", { id: "source-title", tabindex: "-1" }, sourceTitle(s)),
       ),
       h(
         "div",
@@ -78,10 +78,13 @@ export class SourcePanel {
         s.kind === "web" ? h("span", { class: "badge web" }, t("web_badge")) : null,
         h("span", { class: `badge ${s.cited ? "cited" : "uncited"}` }, s.cited ? t("cited") : t("notCited")),
       ),
-      s.stale ? h("p", { class: "stale-hint" }, t("staleHint")) : null,
+      s.stale && !s.deleted ? h("p", { class: "stale-hint" }, t("staleHint")) : null,
       s.heading ? section(t("headingPath"), h("p", { class: "heading-path" }, s.heading.split(" > ").join(" › "))) : null,
-      section(t("snippet"), h("blockquote", { class: "snippet" }, s.snippet || "")),
-      s.kind === "web" ? webPage(s) : this.documentSection(s),
+      // A deleted document's passage was erased: say so where the passage was.
+      s.deleted
+        ? section(t("snippet"), h("p", { class: "deleted-hint" }, t("deletedHint")))
+        : section(t("snippet"), h("blockquote", { class: "snippet" }, s.snippet || "")),
+      s.kind === "web" ? webPage(s) : s.deleted ? null : this.documentSection(s),
       why(s.why || {}),
     );
     clear(this.body).append(content);
@@ -117,9 +120,11 @@ function section(title, ...content) {
 }
 
 function webPage(s) {
+  // Only an http(s) address is a link; anything else (javascript:, data:) is shown as text.
+  const href = safeUrl(s.url);
   return section(
     t("webPage"),
-    h("p", {}, h("a", { href: s.url, target: "_blank", rel: "noopener noreferrer" }, s.url)),
+    h("p", {}, href ? h("a", { href, target: "_blank", rel: "noopener noreferrer" }, s.url) : h("span", { class: "url" }, s.url)),
     h("p", { class: "doc-meta" }, t("fetchedAt", { when: formatDate(s.fetched_at), provider: s.provider || hostOf(s.url) })),
   );
 }

@@ -233,7 +233,15 @@ class Batch:
                 DocumentRow(d.external_id, d.title, d.source, d.content_hash, d.metadata),
                 [
                     ChunkRow(
-                        c.position, c.content, [], c.content_hash, c.content_tokens, next(vectors), c.metadata
+                        c.position,
+                        c.content,
+                        [],
+                        c.content_hash,
+                        c.content_tokens,
+                        next(vectors),
+                        c.metadata,
+                        # What ingestion records beside each chunk: its embedded text's cache key.
+                        hashlib.sha256(f"{d.title}\n{c.content}".encode()).hexdigest(),
                     )
                     for c in d.chunks
                 ],

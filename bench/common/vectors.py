@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backend.auth.identity import SHARED_SCOPE
 from backend.config import Settings
 from backend.db.repositories import embedding_cache
 from backend.embeddings import Embedder, LocalEmbedder
@@ -119,9 +120,10 @@ class CachedEmbedder:
 
 
 def seed_database_cache(services: Services, vectors: Mapping[str, np.ndarray]) -> None:
-    """Put known passage vectors into public.embedding_cache, where ingestion looks them up."""
+    """Put known passage vectors into public.embedding_cache, in the shared scope where ingestion as
+    the backend (identity None, the public corpus) looks them up."""
     with services.pool.connection() as conn, conn.transaction():
-        embedding_cache.store(conn, model=services.embedder.model_id, vectors=vectors)
+        embedding_cache.store(conn, scope=SHARED_SCOPE, model=services.embedder.model_id, vectors=vectors)
 
 
 def ingest_cached(

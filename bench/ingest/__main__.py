@@ -145,11 +145,11 @@ def cached_ingest(docs: list[LoadedDocument], settings: Settings, kind: str, dat
     return out
 
 
-def synthetic_groups(size: int, dims: int, group_chunks: int) -> list[WriteGroup]:
+def synthetic_groups(size: int, dims: int, group_chunks: int, datasets_dir: Path) -> list[WriteGroup]:
     """size synthetic chunks as prepared rows, cut into write groups the way the service cuts them."""
     groups: list[WriteGroup] = [[]]
     in_group = 0
-    for batch in SyntheticCorpus(SentencePool.load(), size, dims).batches():
+    for batch in SyntheticCorpus(SentencePool.load(datasets_dir), size, dims).batches():
         for document, chunks in batch.rows():
             if in_group >= group_chunks:
                 groups.append([])
@@ -216,9 +216,9 @@ def timed_bulk(
     return out
 
 
-def database_path(size: int, settings: Settings, model: str, dims: int) -> dict[str, Any]:
+def database_path(size: int, settings: Settings, model: str, dims: int, datasets_dir: Path) -> dict[str, Any]:
     """(c): the same rows through each write path, each path into its own fresh database."""
-    groups = synthetic_groups(size, dims, settings.ingest_embed_batch_size)
+    groups = synthetic_groups(size, dims, settings.ingest_embed_batch_size, datasets_dir)
     out: dict[str, Any] = {
         "chunks": size,
         "documents": sum(len(g) for g in groups),
@@ -272,7 +272,9 @@ def main(argv: list[str] | None = None) -> None:
         log(f"(b) {len(docs)} documents with every vector cached, normally and in bulk mode")
         report["cached"] = cached_ingest(docs, settings, args.embedder, args.dataset)
     if "database" in parts:
-        report["database_path"] = database_path(args.db_chunks, settings, embedder.model_id, embedder.dims)
+        report["database_path"] = database_path(
+            args.db_chunks, settings, embedder.model_id, embedder.dims, args.datasets_dir
+        )
     report["total_seconds"] = round(time.perf_counter() - started, 1)
     write_json(args.out, report)
     print(render(report))

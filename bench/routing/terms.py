@@ -30,7 +30,7 @@ def term_statistics(conn: psycopg.Connection, terms: list[str]) -> tuple[dict[st
 
 
 def corpus_chunks(conn: psycopg.Connection) -> int:
-    row = conn.execute("select coalesce(max(nchunks), 0) from public.corpus_stats").fetchone()
+    row = conn.execute("select coalesce(sum(nchunks), 0) from public.corpus_stats").fetchone()
     return int(row[0]) if row else 0
 
 

@@ -21,6 +21,7 @@ from backend.api.schemas import (
 from backend.errors import NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes
+from backend.ingest.sandbox import ParseLimits
 from backend.services import documents as documents_service
 from backend.services.ingestion import IngestSummary
 
@@ -78,6 +79,7 @@ def upload_documents(
     services: ServicesDep, user: CurrentUser, _: IngestLimit, files: Annotated[list[UploadFile], File()]
 ) -> IngestSummaryOut:
     limit = services.settings.max_request_bytes
+    parse_limits = ParseLimits.from_settings(services.settings)
     items: list[LoadedDocument | LoadFailure] = []
     for upload in files:
         data = upload.file.read(limit + 1)
@@ -85,7 +87,8 @@ def upload_documents(
         if len(data) > limit:
             raise PayloadTooLarge(f"{name} exceeds the limit of {limit} bytes (MAX_REQUEST_BYTES)")
         try:
-            items.extend(load_bytes(data, name, upload.content_type))
+            # a file past a parse limit (ParseLimitExceeded, 413) fails the request, as a too large one does
+            items.extend(load_bytes(data, name, upload.content_type, limits=parse_limits))
         except UnsupportedDocument as exc:
             items.append(LoadFailure(source=name, reason=str(exc)))
     return _summary(services.ingestion.ingest(items, identity=user, atomic=False))

@@ -33,6 +33,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         services.web,
         services.settings,
         body.web,
+        caller=user.cache_scope,
     )
     result = beyond.search
     hits = [

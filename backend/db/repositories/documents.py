@@ -21,6 +21,7 @@ class ExistingDocument:
     metadata: dict[str, Any]
     embedding_models: tuple[str, ...]
     chunk_count: int
+    embed_hashes: frozenset[str] = frozenset()  # the embedding-cache keys its chunks were embedded from
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class ChunkRow:
     content_tokens: str
     embedding: np.ndarray
     metadata: dict[str, Any]
+    embed_hash: str | None = None  # the embedding-cache key of the embedded text (migration 020)
 
 
 def find_existing(
@@ -44,16 +46,31 @@ def find_existing(
         {"owner_id": owner_id, "external_ids": list(external_ids)},
     ).fetchall()
     chunks = chunk_summaries(conn, document_ids=[r[1] for r in rows])
+    empty = ChunkSummary(0, (), frozenset())
     return {
-        r[0]: ExistingDocument(r[1], r[2], r[3], chunks.get(r[1], (0, ()))[1], chunks.get(r[1], (0, ()))[0])
+        r[0]: ExistingDocument(
+            r[1],
+            r[2],
+            r[3],
+            chunks.get(r[1], empty).models,
+            chunks.get(r[1], empty).count,
+            chunks.get(r[1], empty).embed_hashes,
+        )
         for r in rows
     }
 
 
+@dataclass(frozen=True)
+class ChunkSummary:
+    count: int
+    models: tuple[str, ...]  # the models that embedded its chunks, sorted
+    embed_hashes: frozenset[str]  # the embedding-cache keys its chunks were embedded from
+
+
 def chunk_summaries(
     conn: psycopg.Connection, *, document_ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, tuple[int, tuple[str, ...]]]:
-    """Per document: how many chunks it has and which models embedded them (sorted).
+) -> dict[uuid.UUID, ChunkSummary]:
+    """Per document: how many chunks it has, which models embedded them, from which cache keys.
 
     A read of its own, not a join: on Citus (sql/citus/distribute.sql) documents and chunks are
     co-located by tenant, not by the document id such a join would use, and Citus joins two
@@ -62,11 +79,12 @@ def chunk_summaries(
     if not document_ids:
         return {}
     rows = conn.execute(
-        "select document_id, count(*), array_agg(distinct embedding_model order by embedding_model) "
+        "select document_id, count(*), array_agg(distinct embedding_model order by embedding_model), "
+        "coalesce(array_agg(distinct embed_hash) filter (where embed_hash is not null), '{}') "
         "from chunks where document_id = any(%s) group by document_id",
         (list(document_ids),),
     ).fetchall()
-    return {r[0]: (int(r[1]), tuple(r[2])) for r in rows}
+    return {r[0]: ChunkSummary(int(r[1]), tuple(r[2]), frozenset(r[3])) for r in rows}
 
 
 @dataclass(frozen=True)
@@ -114,7 +132,7 @@ def write_documents(
 
 _CHUNK_COLUMNS = (
     "document_id, owner_id, position, content, heading_path, content_hash, content_tokens, embedding, "
-    "embedding_model, metadata"
+    "embedding_model, metadata, embed_hash"
 )
 
 
@@ -138,13 +156,15 @@ def copy_chunks(
         conn.execute(
             "create temporary table if not exists chunk_stage (document_id uuid, owner_id uuid, "
             "position integer, content text, heading_path text[], content_hash text, content_tokens text, "
-            "embedding vector, embedding_model text, metadata jsonb) on commit drop"
+            "embedding vector, embedding_model text, metadata jsonb, embed_hash text) on commit drop"
         )
     with (
         conn.cursor() as cur,
         cur.copy(f"copy {target} ({_CHUNK_COLUMNS}) from stdin with (format binary)") as copy,
     ):
-        copy.set_types(["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb"])
+        copy.set_types(
+            ["uuid", "uuid", "int4", "text", "text[]", "text", "text", "vector", "text", "jsonb", "text"]
+        )
         for document_id, c in chunks:
             copy.write_row(
                 [
@@ -158,6 +178,7 @@ def copy_chunks(
                     c.embedding,
                     embedding_model,
                     Jsonb(c.metadata),
+                    c.embed_hash,
                 ]
             )
     if staged:
@@ -272,12 +293,21 @@ def embedding_models_in_use(conn: psycopg.Connection) -> list[tuple[int, str]]:
     return [(r[0], r[1]) for r in conn.execute("select * from embedding_spaces()").fetchall()]
 
 
+@dataclass(frozen=True)
+class ChunkToReembed:
+    id: int
+    owner_id: uuid.UUID | None  # whose embedding-cache scope its vector belongs to
+    title: str
+    heading_path: list[str]
+    content: str
+
+
 def chunks_embedded_by_other_models(
     conn: psycopg.Connection, *, model: str, after_id: int, limit: int
-) -> list[tuple[int, str, list[str], str]]:
-    """(chunk id, document title, heading path, content) of chunks not embedded by `model`, by id."""
+) -> list[ChunkToReembed]:
+    """The chunks not embedded by `model` (with what their embedded text is made of), by id."""
     rows = conn.execute(
-        "select id, document_id, heading_path, content from chunks "
+        "select id, owner_id, document_id, heading_path, content from chunks "
         "where embedding_model <> %(model)s and id > %(after)s order by id limit %(limit)s",
         {"model": model, "after": after_id, "limit": limit},
     ).fetchall()
@@ -285,10 +315,10 @@ def chunks_embedded_by_other_models(
     titles: dict[uuid.UUID, str] = {
         r[0]: r[1]
         for r in conn.execute(
-            "select id, title from documents where id = any(%s)", (list({r[1] for r in rows}),)
+            "select id, title from documents where id = any(%s)", (list({r[2] for r in rows}),)
         ).fetchall()
     }
-    return [(r[0], titles.get(r[1], ""), list(r[2]), r[3]) for r in rows]
+    return [ChunkToReembed(r[0], r[1], titles.get(r[2], ""), list(r[3]), r[4]) for r in rows]
 
 
 def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: str) -> int:
@@ -297,13 +327,13 @@ def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: st
 
 
 def update_embeddings(
-    conn: psycopg.Connection, *, model: str, vectors: Sequence[tuple[int, np.ndarray]]
+    conn: psycopg.Connection, *, model: str, vectors: Sequence[tuple[int, np.ndarray, str]]
 ) -> None:
-    """Replace the embedding (and model identity) of these chunks."""
+    """Replace the embedding, model identity and embedded text's hash of these (id, vector, hash)."""
     with conn.cursor() as cur:
         cur.executemany(
-            "update chunks set embedding = %s, embedding_model = %s where id = %s",
-            [(vector, model, chunk_id) for chunk_id, vector in vectors],
+            "update chunks set embedding = %s, embedding_model = %s, embed_hash = %s where id = %s",
+            [(vector, model, embed_hash, chunk_id) for chunk_id, vector, embed_hash in vectors],
         )
 
 
@@ -359,12 +389,13 @@ def rebuild_chunk_indexes(conn: psycopg.Connection, indexes: Sequence[DeferredIn
 
 
 def _term_stats_triggers(conn: psycopg.Connection) -> list[str]:
-    # The triggers whose work refresh_term_stats() redoes, found by their functions (migration 006).
+    # The triggers whose work refresh_term_stats() redoes, found by their functions (migrations 006, 018).
     rows = conn.execute(
         """
         select tgname from pg_trigger
         where tgrelid = 'chunks'::regclass and not tgisinternal
-          and tgfoid in ('term_stats_after_insert'::regproc, 'term_stats_after_delete'::regproc)
+          and tgfoid in ('term_stats_after_insert'::regproc, 'term_stats_after_delete'::regproc,
+                         'term_stats_after_update'::regproc)
         order by tgname
         """
     ).fetchall()

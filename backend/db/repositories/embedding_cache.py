@@ -1,21 +1,29 @@
-"""Vectors keyed by (model, sha256 of the embedded text)."""
+"""Vectors keyed by (scope, sha256 of the embedded text, model); scope: whose ingestion wrote them.
+
+A scope is a user id (that user's private documents) or auth.SHARED_SCOPE (the public corpus). Reads
+name their scopes explicitly and go through the primary key, so a lookup never reads, nor waits on,
+another scope's entries (migration 020).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import psycopg
 
 
-def fetch(conn: psycopg.Connection, *, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-    """The cached vectors among `hashes`."""
-    if not hashes:
+def fetch(
+    conn: psycopg.Connection, *, scopes: Collection[uuid.UUID], model: str, hashes: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """The cached vectors among `hashes` in any of `scopes`."""
+    if not hashes or not scopes:
         return {}
     rows = conn.execute(
-        "select content_hash, embedding from embedding_cache where model = %(model)s "
-        "and content_hash = any(%(hashes)s)",
-        {"model": model, "hashes": list(set(hashes))},
+        "select content_hash, embedding from embedding_cache where scope = any(%(scopes)s) "
+        "and model = %(model)s and content_hash = any(%(hashes)s)",
+        {"scopes": list(set(scopes)), "model": model, "hashes": list(set(hashes))},
     ).fetchall()
     return {r[0]: _as_array(r[1]) for r in rows}
 
@@ -26,13 +34,25 @@ def _as_array(value: object) -> np.ndarray:
     return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
 
 
-def store(conn: psycopg.Connection, *, model: str, vectors: Mapping[str, np.ndarray]) -> None:
-    """Add vectors to the cache (existing keys are kept)."""
+def store(
+    conn: psycopg.Connection, *, scope: uuid.UUID, model: str, vectors: Mapping[str, np.ndarray]
+) -> None:
+    """Add vectors to one scope (existing keys are kept)."""
     if not vectors:
         return
     with conn.cursor() as cur:
         cur.executemany(
-            "insert into embedding_cache (model, content_hash, embedding) values (%s, %s, %s) "
-            "on conflict (model, content_hash) do nothing",
-            [(model, h, v) for h, v in vectors.items()],
+            "insert into embedding_cache (scope, model, content_hash, embedding) values (%s, %s, %s, %s) "
+            "on conflict (scope, content_hash, model) do nothing",
+            [(scope, model, h, v) for h, v in vectors.items()],
         )
+
+
+def forget(conn: psycopg.Connection, *, scope: uuid.UUID, hashes: Collection[str]) -> int:
+    """Remove these texts' vectors (every model) from one scope; the number of entries removed."""
+    if not hashes:
+        return 0
+    return conn.execute(
+        "delete from embedding_cache where scope = %(scope)s and content_hash = any(%(hashes)s)",
+        {"scope": scope, "hashes": list(hashes)},
+    ).rowcount
