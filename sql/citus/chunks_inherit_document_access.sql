@@ -1,9 +1,11 @@
 -- chunks_inherit_document_access() (Citus) -> trigger
 --
--- sql/ single-node counterpart: migration 016. A chunk copies its document's owner, visibility and
--- dates whoever writes it. On Citus the trigger runs on the chunk's shard, where only co-located
--- shards on the same node may be read (Citus refuses a remote query from a trigger on a shard): the
--- document is looked up by (tenant_id, id), which is the co-located shard of documents.
+-- Single-node counterpart: migration 018 (016's copy of the document's owner, visibility and dates,
+-- and 018's check that the writer may read the document). On Citus the trigger runs on the chunk's
+-- shard, where only co-located shards on the same node may be read (Citus refuses a remote query from
+-- a trigger on a shard): the document is looked up by (tenant_id, id), which is the co-located shard of
+-- documents. A document of another tenant is not found there, the same error as a missing one (the
+-- composite foreign key would refuse it too).
 set search_path = public, extensions;
 
 create or replace function public.chunks_inherit_document_access()
@@ -17,7 +19,15 @@ declare
 begin
     select d.owner_id, d.visibility, d.metadata, d.created_at, d.updated_at into doc
     from public.documents d where d.tenant_id = new.tenant_id and d.id = new.document_id;
-    if found then  -- otherwise the foreign key refuses the row with its own message
+    if new.document_id is not null
+       and (tg_op = 'INSERT' or new.document_id is distinct from old.document_id)
+       and (not found
+            or not (doc.visibility = 'public' or doc.owner_id = auth.uid()
+                    or public.caller_visibility_scopes() is null)) then
+        raise exception 'document % does not exist', new.document_id
+            using errcode = 'foreign_key_violation';
+    end if;
+    if found then
         new.owner_id := doc.owner_id;
         new.visibility := doc.visibility;
         new.document_created_at := public.document_date(doc.metadata, doc.created_at);

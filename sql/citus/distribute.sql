@@ -16,11 +16,17 @@
 --                  tenant and owner disagree (clear error, nothing stored on the wrong shard).
 --   distributed by tenant_id, one co-location group:
 --                  documents, chunks, conversations, messages, research_runs, term_stats, corpus_stats.
---                  A tenant's rows, its chunks' term statistics and its conversations share a shard, so
---                  foreign keys, the triggers that copy access columns and maintain statistics, and a
+--                  A tenant's rows, its chunks' term statistics (per visibility scope since migration
+--                  018: a scope is its tenant, except private chunks without an owner, kept in the
+--                  public tenant, so the statistics' keys are (tenant_id, lexeme, scope) and
+--                  (tenant_id, scope)) and its conversations share a shard, so foreign keys, the
+--                  triggers that copy access columns, maintain statistics and erase copies, and a
 --                  tenant's search stay on one node.
---   distributed by their key, not co-located with tenants:
---                  embedding_cache (content_hash) and web_search_cache (query_hash): looked up by key.
+--   in the same co-location group by their own caller key (migration 020):
+--                  embedding_cache by scope (the owner of the document, or the public scope: the
+--                  chunk's tenant, so the trigger that forgets a deleted document's entries writes the
+--                  shard beside it) and web_search_cache by caller (the user, or the public tenant for
+--                  the service path): a user's cached entries live on their own shard.
 --   unchanged (a local table of the coordinator): alembic_version.
 -- Keys grow the tenant: primary keys (tenant_id, id); chunks' and messages' foreign keys
 -- (tenant_id, document_id) / (tenant_id, conversation_id); unique constraints keep their names
@@ -130,9 +136,9 @@ begin
                        t, t || '_pkey', t || '_pkey');
     end loop;
     alter table public.term_stats drop constraint term_stats_pkey,
-        add constraint term_stats_pkey primary key (tenant_id, lexeme);
+        add constraint term_stats_pkey primary key (tenant_id, lexeme, scope);
     alter table public.corpus_stats drop constraint corpus_stats_pkey,
-        add constraint corpus_stats_pkey primary key (tenant_id, id);
+        add constraint corpus_stats_pkey primary key (tenant_id, scope);
     alter table public.documents drop constraint documents_owner_external_id_key,
         add constraint documents_owner_external_id_key unique nulls not distinct (tenant_id, owner_id, external_id);
     alter table public.chunks drop constraint chunks_document_position_key,
@@ -166,9 +172,8 @@ begin
     foreach t in array array['chunks', 'conversations', 'messages', 'research_runs', 'term_stats', 'corpus_stats'] loop
         perform create_distributed_table(format('public.%I', t), 'tenant_id', colocate_with => 'public.documents');
     end loop;
-    perform create_distributed_table('public.embedding_cache', 'content_hash', shard_count => shards,
-                                     colocate_with => 'none');
-    perform create_distributed_table('public.web_search_cache', 'query_hash', colocate_with => 'public.embedding_cache');
+    perform create_distributed_table('public.embedding_cache', 'scope', colocate_with => 'public.documents');
+    perform create_distributed_table('public.web_search_cache', 'caller', colocate_with => 'public.documents');
 
     alter table public.chunks add constraint chunks_document_id_fkey foreign key (tenant_id, document_id)
         references public.documents (tenant_id, id) on delete cascade;

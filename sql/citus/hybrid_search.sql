@@ -98,7 +98,8 @@ begin
         raise exception 'exact_scan_threshold must be between 0 and 1000000, got %', exact_scan_threshold
             using errcode = '22023';
     end if;
-    select * into compiled from public.search_filter(filter);  -- a bad filter fails before any work
+    -- Compiled once per call, here; the helpers take the compiled parts (a bad filter fails before any work).
+    select * into compiled from public.search_filter(filter);
     if use_vector and not public.assert_embedding_space(dims, query_embedding_model) then
         return;  -- no chunks at all
     end if;
@@ -115,13 +116,19 @@ begin
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
-        from public.search_scope_scan(filter, exact_scan_threshold,
+        from public.search_scope_scan(exact_scan_threshold,
                                       case when use_vector then query_embedding end, dims,
-                                      query_embedding_model, leg_count) s;
+                                      query_embedding_model, leg_count,
+                                      case when compiled.residual then compiled.path end, compiled.vars,
+                                      compiled.dates, compiled.containment, compiled.created_from,
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
         exact := scope_ids is not null;
     end if;
     if use_text and row_security and not exact then
-        visible_matches := array(select public.tenant_visible_matches(match_query, filter, tenants));
+        visible_matches := array(select public.tenant_visible_matches(
+            match_query, tenants, case when compiled.residual then compiled.path end, compiled.vars,
+            compiled.dates, compiled.containment, compiled.created_from, compiled.created_until,
+            compiled.updated_from, compiled.updated_until));
     end if;
     -- The HNSW walks run on the workers: the beam and the iterative scan travel there as SET LOCAL
     -- (citus.propagate_set_commands = local); set_config() would stay on the coordinator.

@@ -2,10 +2,13 @@
 --     -> (term_queries, term_idfs, match_query, avg_length, terms)
 --
 -- Single-node counterpart: sql/hybrid_search_terms.sql, whose header explains every column; this is
--- the same function over the per-tenant statistics of sql/citus/term_stats_after_insert.sql: N, the
--- average length and each lexeme's document frequency are sums over the tenants, i.e. exactly the
--- single node's corpus-wide numbers, so the idf weights and the GIN match are the same (two fan-out
--- reads per search: term_stats by lexeme, corpus_stats).
+-- the same function over the statistics of sql/citus/term_stats_after_insert.sql, kept per tenant and
+-- visibility scope: N, the average length and each lexeme's document frequency are sums over the
+-- scopes the caller may read (caller_visibility_scopes(), as on one node), i.e. exactly the single
+-- node's numbers, so the idf weights and the GIN match are the same. A user's scopes (the public
+-- corpus, their own chunks) are also their tenants, so both reads visit only the search's own shards
+-- (one or two); the service path's read every shard. SECURITY DEFINER as on one node: no API role
+-- may read the statistics.
 --   select * from hybrid_search_terms('袋鼠 澳洲 动物');
 set search_path = public, extensions;
 
@@ -24,10 +27,13 @@ returns table (
 )
 language plpgsql
 stable
+security definer
 set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
 as $fn$
 #variable_conflict use_column
 declare
+    visible uuid[] := public.caller_visibility_scopes();  -- null: every scope
     query_lexemes text[] := tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, '')));
     n_chunks double precision;
     mean_length double precision;
@@ -40,12 +46,15 @@ begin
     select coalesce(sum(cs.nchunks), 0)::double precision,
            coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
     into n_chunks, mean_length
-    from public.corpus_stats cs;
+    from public.corpus_stats cs
+    -- A user's scopes are their tenants (public: the public tenant, own: theirs): the shards pruned.
+    where visible is null or (cs.tenant_id = any(visible) and cs.scope = any(visible));
     select coalesce(array_agg(g.lexeme), '{}'), coalesce(array_agg(g.ndoc), '{}')
     into df_lexemes, df_counts
     from (select ts.lexeme, sum(ts.ndoc)::bigint as ndoc
           from public.term_stats ts
           where ts.lexeme = any(query_lexemes)
+            and (visible is null or (ts.tenant_id = any(visible) and ts.scope = any(visible)))
           group by ts.lexeme) g;
     return query
     with stats as (
@@ -106,3 +115,7 @@ begin
     from chosen c;
 end;
 $fn$;
+-- A definer function reads the statistics of every scope: only the roles searches run as may call it.
+revoke execute on function public.hybrid_search_terms(text, double precision, integer, integer) from public, anon;
+grant execute on function public.hybrid_search_terms(text, double precision, integer, integer)
+    to authenticated, service_role;

@@ -54,14 +54,18 @@ begin
         raise exception 'exact_scan_threshold must be between 0 and 1000000, got %', exact_scan_threshold
             using errcode = '22023';
     end if;
-    select * into compiled from public.search_filter(filter);  -- a bad filter fails before any work
+    -- Compiled once per call, here; the helpers take the compiled parts (a bad filter fails before any work).
+    select * into compiled from public.search_filter(filter);
     if not public.assert_embedding_space(dims, query_embedding_model) or cardinality(tenants) = 0 then
         return;
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security_active('public.chunks')) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
-        from public.search_scope_scan(filter, exact_scan_threshold, query_embedding, dims,
-                                      query_embedding_model, match_count) s;
+        from public.search_scope_scan(exact_scan_threshold, query_embedding, dims,
+                                      query_embedding_model, match_count,
+                                      case when compiled.residual then compiled.path end, compiled.vars,
+                                      compiled.dates, compiled.containment, compiled.created_from,
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
         exact := scope_ids is not null;
     end if;
     -- The HNSW walk runs on the workers: SET LOCAL reaches them (see sql/citus/hybrid_search.sql).

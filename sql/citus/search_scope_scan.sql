@@ -1,21 +1,34 @@
--- search_scope_scan(filter, max_rows, query_embedding, embedding_dims, embedding_model, k) (Citus)
---     -> (ids bigint[], nearest bigint[], distances double precision[])
+-- search_scope_scan(max_rows, query_embedding, embedding_dims, embedding_model, k, filter_path,
+--                   filter_vars, filter_dates, containment, created_from, created_until, updated_from,
+--                   updated_until) (Citus) -> (ids bigint[], nearest bigint[], distances double precision[])
 --
 -- Single-node counterpart: sql/search_scope_scan.sql (what it returns, the bounded cost, RLS). On the
 -- cluster every read names the tenants in scope (search_tenants()), and the estimate changes: without
 -- a filter the scope is exactly the chunks of those tenants, which corpus_stats counts (no estimate);
 -- with one, when those tenants hold more than 4 x max_rows chunks, the planner's estimate comes from
 -- the workers (Citus's EXPLAIN: one task's remote plan, scaled by the task count). The bounded count
--- and the distances run as multi-shard queries with their LIMIT pushed to each shard.
+-- and the distances run as multi-shard queries with their LIMIT pushed to each shard. The filter
+-- arrives compiled (search_filter()'s parts, as on one node since migration 019), and the path is
+-- evaluated only on rows the caller may read, as on one node.
 set search_path = public, extensions;
 
+-- Before migration 019 it took the filter itself and compiled it again.
+drop function if exists public.search_scope_scan(jsonb, integer, vector, integer, text, integer);
+
 create or replace function public.search_scope_scan(
-    filter jsonb,
     max_rows integer,
     query_embedding vector default null,
     embedding_dims integer default null,
     embedding_model text default null,
     k integer default 0,
+    filter_path jsonpath default null,
+    filter_vars jsonb default '{}',
+    filter_dates boolean default false,
+    containment jsonb default '{}',
+    created_from timestamptz default null,
+    created_until timestamptz default null,
+    updated_from timestamptz default null,
+    updated_until timestamptz default null,
     out ids bigint[],
     out nearest bigint[],
     out distances double precision[]
@@ -32,12 +45,11 @@ declare
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     tenants uuid[] := public.search_tenants();
-    f record;
     plan json;
     job json;
     estimate double precision;
     tenant_chunks bigint;
-    residual_path jsonpath;
+    -- The path is evaluated only on rows the caller may read (CASE fixes the order), as on one node.
     scope constant text := $q$
         select c.id
         from public.chunks c
@@ -48,8 +60,10 @@ declare
           and ($6::timestamptz is null or c.document_updated_at >= $6)
           and ($7::timestamptz is null or c.document_updated_at <= $7)
           and ($8::jsonpath is null
-               or jsonb_path_match(case when $10 then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9))
+               or case when $1 or c.visibility = 'public' or c.owner_id = $2
+                       then jsonb_path_match(case when $10 then public.search_filter_target(
+                           c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9)
+                  end)
           and ($11::uuid[] is null or c.tenant_id = any($11))
     $q$;
 begin
@@ -62,22 +76,23 @@ begin
         distances := '{}';
         return;
     end if;
-    select * into f from public.search_filter(filter);
-    -- The path only when the index conditions do not already say everything (search_filter.residual).
-    residual_path := case when f.residual then f.path end;
     -- Before the filter the scope is every chunk of the tenants in scope (a user reads all of their
-    -- own and all of the public tenant's), which corpus_stats counts exactly: no filter, no estimate.
+    -- own and the public corpus), which corpus_stats counts exactly per scope: no filter, no estimate.
     select coalesce(sum(cs.nchunks), 0) into tenant_chunks
-    from public.corpus_stats cs where tenants is null or cs.tenant_id = any(tenants);
-    if tenant_chunks > max_rows and f.path is null then
+    from public.corpus_stats cs
+    where (tenants is null or cs.tenant_id = any(tenants))
+      and (all_rows or cs.scope = any(public.caller_visibility_scopes()));
+    if tenant_chunks > max_rows and filter_path is null and coalesce(containment, '{}'::jsonb) = '{}'::jsonb
+       and created_from is null and created_until is null and updated_from is null and updated_until is null then
         return;
     end if;
     if tenant_chunks > 4.0 * max_rows then
         -- The planner's estimate, per shard: Citus's EXPLAIN shows one task's remote plan (or each).
         execute 'explain (format json) ' || scope
         into plan
-        using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-              f.updated_until, residual_path, f.vars, f.dates, tenants;
+        using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
+              updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
+              coalesce(filter_dates, false), tenants;
         job := plan -> 0 -> 'Plan' -> 'Distributed Query' -> 'Job';
         select sum((t -> 'Remote Plan' -> 0 -> 0 -> 'Plan' ->> 'Plan Rows')::double precision)
                * (job ->> 'Task Count')::double precision / greatest(json_array_length(job -> 'Tasks'), 1)
@@ -91,8 +106,9 @@ begin
     -- (Each shard stops at max_rows + 1; the coordinator keeps the first max_rows + 1.)
     execute 'select array(' || scope || ' limit $12)'
     into ids
-    using all_rows, auth.uid(), f.containment, f.created_from, f.created_until, f.updated_from,
-          f.updated_until, residual_path, f.vars, f.dates, tenants, max_rows + 1;
+    using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
+          updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
+          coalesce(filter_dates, false), tenants, max_rows + 1;
     if cardinality(ids) > max_rows then
         ids := null;
         return;
@@ -117,7 +133,11 @@ begin
 end;
 $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
-revoke execute on function public.search_scope_scan(jsonb, integer, vector, integer, text, integer)
-    from public, anon;
-grant execute on function public.search_scope_scan(jsonb, integer, vector, integer, text, integer)
-    to authenticated, service_role;
+revoke execute on function public.search_scope_scan(
+    integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
+    timestamptz, timestamptz, timestamptz, timestamptz
+) from public, anon;
+grant execute on function public.search_scope_scan(
+    integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
+    timestamptz, timestamptz, timestamptz, timestamptz
+) to authenticated, service_role;

@@ -1,9 +1,11 @@
 -- term_stats_after_delete() (Citus) -> trigger
 --
--- Single-node counterpart: migration 006. Per tenant of the deleted chunks (see
--- term_stats_after_insert for the layout): one UPDATE per tenant, each naming its tenant, so Citus
--- routes it to the co-located shard on this node (an UPDATE over every shard would be remote, which a
--- trigger on a shard may not do). The per-lexeme counts travel as one jsonb object.
+-- Single-node counterpart: sql/term_stats_after_delete.sql; the layout is term_stats_after_insert's
+-- (sql/citus/term_stats_after_insert.sql). Takes the deleted chunks out, per tenant; a count that
+-- reaches zero is deleted (tenant_term_stats_add()), so a deleted document leaves no trace of its
+-- private words (migration 018).
+-- The transition table is read only into arrays, which tenant_term_stats_add() writes with statements
+-- that name the tenant (routed to the co-located shard on this node).
 set search_path = public, extensions;
 
 create or replace function public.term_stats_after_delete()
@@ -13,27 +15,34 @@ security definer
 set search_path = public, pg_temp
 as $$
 declare
-    gone record;
+    t record;
 begin
-    for gone in
-        select g.tenant_id, jsonb_object_agg(g.lexeme, g.n) as counts, array_agg(g.lexeme order by g.lexeme) as lexemes
-        from (select r.tenant_id, l.lexeme, count(*) as n
-              from old_rows r, unnest(tsvector_to_array(r.fts)) as l(lexeme)
-              group by r.tenant_id, l.lexeme) g
-        group by g.tenant_id
-        order by g.tenant_id
+    for t in
+        select c.tenant_id, s.lexemes, s.scopes, s.deltas, c.chunk_scopes, c.chunk_deltas, c.length_deltas
+        from (
+            select g.tenant_id, array_agg(g.lexeme order by g.lexeme, g.scope) as lexemes,
+                   array_agg(g.scope order by g.lexeme, g.scope) as scopes,
+                   array_agg(g.n order by g.lexeme, g.scope) as deltas
+            from (select n.tenant_id, l.lexeme, public.visibility_scope(n.visibility, n.owner_id) as scope,
+                         -count(*) as n
+                  from old_rows n, unnest(tsvector_to_array(n.fts)) as l(lexeme)
+                  group by 1, 2, 3) g
+            group by g.tenant_id
+        ) s
+        right join (
+            select g.tenant_id, array_agg(g.scope order by g.scope) as chunk_scopes,
+                   array_agg(g.n order by g.scope) as chunk_deltas, array_agg(g.l order by g.scope) as length_deltas
+            from (select n.tenant_id, public.visibility_scope(n.visibility, n.owner_id) as scope, -count(*) as n,
+                         -coalesce(sum(length(n.fts)), 0)::bigint as l
+                  from old_rows n
+                  group by 1, 2) g
+            group by g.tenant_id
+        ) c on c.tenant_id = s.tenant_id
+        order by c.tenant_id
     loop
-        update public.term_stats ts
-        set ndoc = greatest(ts.ndoc - (gone.counts ->> ts.lexeme)::bigint, 0)
-        where ts.tenant_id = gone.tenant_id and ts.lexeme = any(gone.lexemes);
-    end loop;
-    for gone in
-        select r.tenant_id, count(*) as n, coalesce(sum(length(r.fts)), 0) as l
-        from old_rows r group by r.tenant_id order by r.tenant_id
-    loop
-        update public.corpus_stats cs
-        set nchunks = greatest(cs.nchunks - gone.n, 0), total_lexemes = greatest(cs.total_lexemes - gone.l, 0)
-        where cs.tenant_id = gone.tenant_id;
+        perform public.tenant_term_stats_add(t.tenant_id, coalesce(t.lexemes, '{}'), coalesce(t.scopes, '{}'),
+                                             coalesce(t.deltas, '{}'), t.chunk_scopes, t.chunk_deltas,
+                                             t.length_deltas);
     end loop;
     return null;
 end;

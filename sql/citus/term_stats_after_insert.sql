@@ -1,12 +1,14 @@
 -- term_stats_after_insert() (Citus) -> trigger
 --
--- Single-node counterpart: migration 006 (one global row per lexeme). On Citus the statistics are kept
--- per tenant, on the tenant's shard: term_stats (tenant_id, lexeme, ndoc) and corpus_stats (tenant_id,
--- nchunks, total_lexemes), co-located with chunks. A trigger on a shard may only reach co-located
--- shards on its own node, and every row it writes has the tenant of a chunk on that shard, so Citus
--- routes each write to a local shard. The transition table cannot appear in a statement Citus plans
--- (it cannot see the tuplestore), so the counts are aggregated into arrays first.
--- hybrid_search_terms() sums the tenants a search reads.
+-- Single-node counterpart: sql/term_stats_after_insert.sql (statistics per visibility scope,
+-- migration 018). On Citus the statistics live on the shards of the chunks they count: term_stats
+-- (tenant_id, lexeme, scope, ndoc) and corpus_stats (tenant_id, scope, nchunks, total_lexemes),
+-- co-located with chunks. A chunk's scope (visibility_scope()) is its tenant, except a private chunk
+-- without an owner (scope ffff..., tenant 0000...), so the key holds both. A trigger on a shard may
+-- only reach co-located shards on its own node, and the transition table cannot appear in a statement
+-- Citus plans: the counts are aggregated per tenant into arrays, and tenant_term_stats_add() writes
+-- each tenant's with statements that name it (routed to the local co-located shard).
+-- hybrid_search_terms() sums the caller's scopes, as on one node.
 set search_path = public, extensions;
 
 create or replace function public.term_stats_after_insert()
@@ -16,31 +18,35 @@ security definer
 set search_path = public, pg_temp
 as $$
 declare
-    tenants uuid[];
-    lexemes text[];
-    counts bigint[];
-    totals bigint[];
+    t record;
 begin
-    select array_agg(g.tenant_id order by g.tenant_id, g.lexeme), array_agg(g.lexeme order by g.tenant_id, g.lexeme),
-           array_agg(g.n order by g.tenant_id, g.lexeme)
-    into tenants, lexemes, counts
-    from (select r.tenant_id, l.lexeme, count(*) as n
-          from new_rows r, unnest(tsvector_to_array(r.fts)) as l(lexeme)
-          group by r.tenant_id, l.lexeme) g;
-    -- Ordered upserts: concurrent ingests lock lexemes in the same order, so they wait, never deadlock.
-    insert into public.term_stats as ts (tenant_id, lexeme, ndoc)
-    select * from unnest(tenants, lexemes, counts)
-    on conflict (tenant_id, lexeme) do update set ndoc = ts.ndoc + excluded.ndoc;
-
-    select array_agg(g.tenant_id order by g.tenant_id), array_agg(g.n order by g.tenant_id),
-           array_agg(g.l order by g.tenant_id)
-    into tenants, counts, totals
-    from (select r.tenant_id, count(*) as n, coalesce(sum(length(r.fts)), 0)::bigint as l
-          from new_rows r group by r.tenant_id) g;
-    insert into public.corpus_stats as cs (tenant_id, id, nchunks, total_lexemes)
-    select u.tenant_id, true, u.n, u.l from unnest(tenants, counts, totals) as u(tenant_id, n, l)
-    on conflict (tenant_id, id) do update
-        set nchunks = cs.nchunks + excluded.nchunks, total_lexemes = cs.total_lexemes + excluded.total_lexemes;
+    for t in
+        select c.tenant_id, s.lexemes, s.scopes, s.deltas, c.chunk_scopes, c.chunk_deltas, c.length_deltas
+        from (
+            select g.tenant_id, array_agg(g.lexeme order by g.lexeme, g.scope) as lexemes,
+                   array_agg(g.scope order by g.lexeme, g.scope) as scopes,
+                   array_agg(g.n order by g.lexeme, g.scope) as deltas
+            from (select n.tenant_id, l.lexeme, public.visibility_scope(n.visibility, n.owner_id) as scope,
+                         count(*) as n
+                  from new_rows n, unnest(tsvector_to_array(n.fts)) as l(lexeme)
+                  group by 1, 2, 3) g
+            group by g.tenant_id
+        ) s
+        right join (
+            select g.tenant_id, array_agg(g.scope order by g.scope) as chunk_scopes,
+                   array_agg(g.n order by g.scope) as chunk_deltas, array_agg(g.l order by g.scope) as length_deltas
+            from (select n.tenant_id, public.visibility_scope(n.visibility, n.owner_id) as scope, count(*) as n,
+                         coalesce(sum(length(n.fts)), 0)::bigint as l
+                  from new_rows n
+                  group by 1, 2) g
+            group by g.tenant_id
+        ) c on c.tenant_id = s.tenant_id
+        order by c.tenant_id
+    loop
+        perform public.tenant_term_stats_add(t.tenant_id, coalesce(t.lexemes, '{}'), coalesce(t.scopes, '{}'),
+                                             coalesce(t.deltas, '{}'), t.chunk_scopes, t.chunk_deltas,
+                                             t.length_deltas);
+    end loop;
     return null;
 end;
 $$;

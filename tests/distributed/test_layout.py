@@ -42,8 +42,9 @@ def test_user_tables_are_distributed_by_tenant_in_one_colocation_group(db):
     by_table = {r[0]: (r[1], r[2]) for r in rows}
     assert {t: by_table[t][0] for t in TENANT_TABLES} == dict.fromkeys(TENANT_TABLES, "tenant_id")
     assert len({by_table[t][1] for t in TENANT_TABLES}) == 1
-    assert by_table["embedding_cache"][0] == "content_hash"
-    assert by_table["web_search_cache"][0] == "query_hash"
+    # The caches are per caller since migration 020: each on its caller's shard, beside the tenant's rows.
+    assert by_table["embedding_cache"] == ("scope", by_table["documents"][1])
+    assert by_table["web_search_cache"] == ("caller", by_table["documents"][1])
     assert db.execute(
         "select count(*) from citus_tables where table_name = 'alembic_version'::regclass"
     ).fetchone() == (0,)

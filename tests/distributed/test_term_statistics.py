@@ -1,6 +1,7 @@
-"""Term statistics stay exact across shards: per tenant, on the tenant's shard, maintained by the
-triggers of sql/citus/ through ingestion, deletion, re-ingestion and bulk loads; their sums over the
-tenants are the corpus-wide numbers one node keeps, which is what the full-text leg weighs terms by."""
+"""Term statistics stay exact across shards: per tenant and visibility scope, on the tenant's shard,
+maintained by the triggers of sql/citus/ through ingestion, deletion, re-ingestion and bulk loads;
+their sums over the caller's scopes are the numbers one node keeps (migration 018), which is what the
+full-text leg weighs terms by."""
 
 from __future__ import annotations
 
@@ -19,21 +20,26 @@ A, B = USERS["ann"], USERS["bo"]
 
 
 def recount(db: psycopg.Connection) -> tuple[Counter, Counter]:
-    """(per (tenant, lexeme) chunk counts, per tenant chunk counts) recounted from the chunks."""
+    """(per (tenant, lexeme, scope) chunk counts, per (tenant, scope) chunk counts) from the chunks."""
     lexemes: Counter = Counter()
     chunks: Counter = Counter()
-    for tenant, fts_lexemes in db.execute("select tenant_id, tsvector_to_array(fts) from chunks"):
-        chunks[tenant] += 1
-        lexemes.update((tenant, lexeme) for lexeme in fts_lexemes)
+    for tenant, scope, fts_lexemes in db.execute(
+        "select tenant_id, visibility_scope(visibility, owner_id), tsvector_to_array(fts) from chunks"
+    ):
+        chunks[(tenant, scope)] += 1
+        lexemes.update((tenant, lexeme, scope) for lexeme in fts_lexemes)
     return lexemes, chunks
 
 
 def stored(db: psycopg.Connection) -> tuple[Counter, Counter]:
     lexemes = Counter(
-        {(r[0], r[1]): r[2] for r in db.execute("select tenant_id, lexeme, ndoc from term_stats")}
+        {(r[0], r[1], r[2]): r[3] for r in db.execute("select tenant_id, lexeme, scope, ndoc from term_stats")}
     )
-    chunks = Counter({r[0]: r[1] for r in db.execute("select tenant_id, nchunks from corpus_stats")})
-    return +lexemes, +chunks  # a lexeme or tenant counted down to 0 is the same as none
+    chunks = Counter(
+        {(r[0], r[1]): r[2] for r in db.execute("select tenant_id, scope, nchunks from corpus_stats")}
+    )
+    assert all(n > 0 for n in lexemes.values()) and all(n > 0 for n in chunks.values())  # zeros deleted
+    return lexemes, chunks
 
 
 def assert_exact(db: psycopg.Connection) -> None:
@@ -71,7 +77,7 @@ def test_ingestion_deletion_and_reingestion_keep_every_tenants_statistics_exact(
     for document_id in [r[0] for r in db.execute("select id from documents where owner_id is null")]:
         documents_service.delete_document(services.db, identity=SERVICE_IDENTITY, document_id=document_id)
     assert_exact(db)
-    assert uuid.UUID(int=0) not in stored(db)[1]
+    assert uuid.UUID(int=0) not in {tenant for tenant, _scope in stored(db)[1]}
 
 
 def test_the_full_text_leg_weighs_terms_by_the_corpus_wide_counts(services, db):
@@ -79,10 +85,19 @@ def test_the_full_text_leg_weighs_terms_by_the_corpus_wide_counts(services, db):
         services.ingestion.ingest(owned.documents, identity=owned.identity)
     lexemes, chunks = recount(db)
     corpus_wide: Counter[str] = Counter()
-    for (_tenant, lexeme), n in lexemes.items():
+    for (_tenant, lexeme, _scope), n in lexemes.items():
         corpus_wide[lexeme] += n
     text = " ".join(query_terms("混合检索怎么融合两路结果 row level security"))
     terms = db.execute("select terms from hybrid_search_terms(%s)", (text,)).fetchone()[0]
     assert terms
     assert {t["lexeme"]: t["df"] for t in terms} == {t["lexeme"]: corpus_wide[t["lexeme"]] for t in terms}
     assert db.execute("select sum(nchunks) from corpus_stats").fetchone()[0] == sum(chunks.values())
+    # A user's statistics are the public corpus's and their own (migration 018), on their own shards.
+    own: Counter[str] = Counter()
+    for (_tenant, lexeme, scope), n in lexemes.items():
+        if scope in (uuid.UUID(int=0), A):
+            own[lexeme] += n
+    with services.db.as_user(user_identity(A)) as conn:
+        terms = conn.execute("select terms from hybrid_search_terms(%s)", (text,)).fetchone()[0]
+    assert {t["lexeme"]: t["df"] for t in terms} == {t["lexeme"]: own[t["lexeme"]] for t in terms}
+    assert own != corpus_wide

@@ -249,7 +249,7 @@ def list_documents(
         total = cur.execute(f"select count(*) as n from documents d where {_READABLE}", params).fetchone()
     chunks = chunk_summaries(conn, document_ids=[r["id"] for r in rows])
     for row in rows:
-        row["chunk_count"] = chunks.get(row["id"], (0, ()))[0]
+        row["chunk_count"] = chunks[row["id"]].count if row["id"] in chunks else 0
     return rows, int(total["n"]) if total else 0
 
 
@@ -263,8 +263,9 @@ def get_document(
             {"id": document_id, "viewer": viewer, "all_rows": all_rows},
         ).fetchone()
     if row is not None:
-        count, models = chunk_summaries(conn, document_ids=[row["id"]]).get(row["id"], (0, ()))
-        row["chunk_count"], row["embedding_models"] = count, list(models)
+        summary = chunk_summaries(conn, document_ids=[row["id"]]).get(row["id"])
+        row["chunk_count"] = summary.count if summary else 0
+        row["embedding_models"] = list(summary.models) if summary else []
     return row
 
 
