@@ -406,13 +406,20 @@ def _term_stats_triggers(conn: psycopg.Connection) -> list[str]:
 def configure_bulk_transaction(
     conn: psycopg.Connection, *, maintenance_work_mem: str, parallel_workers: int
 ) -> None:
-    """For the rest of the caller's transaction: no timeouts, memory and workers for index builds."""
+    """For the rest of the caller's transaction: no timeouts, memory and workers for index builds.
+
+    On a Citus coordinator also one connection per worker for the whole load: the load locks every
+    shard of chunks and drops their indexes over parallel connections, and a later write whose
+    trigger reaches a chunk shard through another connection of the same transaction would wait for
+    the first (Citus reports a distributed deadlock). Elsewhere the setting is an unused placeholder.
+    """
     conn.execute(
         """
         select set_config('statement_timeout', '0', true),
                set_config('idle_in_transaction_session_timeout', '0', true),
                set_config('maintenance_work_mem', %(memory)s, true),
-               set_config('max_parallel_maintenance_workers', %(workers)s, true)
+               set_config('max_parallel_maintenance_workers', %(workers)s, true),
+               set_config('citus.multi_shard_modify_mode', 'sequential', true)
         """,
         {"memory": maintenance_work_mem, "workers": str(parallel_workers)},
     )
