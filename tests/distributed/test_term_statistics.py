@@ -31,14 +31,16 @@ def recount(db: psycopg.Connection) -> tuple[Counter, Counter]:
     return lexemes, chunks
 
 
+TERM_STATS = "select tenant_id, lexeme, scope, ndoc from term_stats"
+
+
 def stored(db: psycopg.Connection) -> tuple[Counter, Counter]:
-    lexemes = Counter(
-        {(r[0], r[1], r[2]): r[3] for r in db.execute("select tenant_id, lexeme, scope, ndoc from term_stats")}
-    )
+    lexemes = Counter({(r[0], r[1], r[2]): r[3] for r in db.execute(TERM_STATS)})
     chunks = Counter(
         {(r[0], r[1]): r[2] for r in db.execute("select tenant_id, scope, nchunks from corpus_stats")}
     )
-    assert all(n > 0 for n in lexemes.values()) and all(n > 0 for n in chunks.values())  # zeros deleted
+    assert all(n > 0 for n in lexemes.values())  # a count that reaches zero is deleted
+    assert all(n > 0 for n in chunks.values())
     return lexemes, chunks
 
 
