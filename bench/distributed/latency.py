@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
         (
             "statement",
             statement,
-            (cluster_url, queries, args.rounds, args.out_dir / "distributed-plans", args.size),
+            (cluster_url, queries, args.rounds, args.out_dir / "distributed-plans", args.size, args.shards),
         ),
         ("throughput", throughput, (single_url, cluster_url, queries, args)),
     ):

@@ -27,7 +27,9 @@
 --                  chunk's tenant, so the trigger that forgets a deleted document's entries writes the
 --                  shard beside it) and web_search_cache by caller (the user, or the public tenant for
 --                  the service path): a user's cached entries live on their own shard.
---   unchanged (a local table of the coordinator): alembic_version.
+--   unchanged (local tables of the coordinator): alembic_version, and api_keys (migration 021): a key is
+--                  looked up by its hash once per request, on the coordinator, and joined with nothing;
+--                  no worker needs it, and its RLS applies there as on one node.
 -- Keys grow the tenant: primary keys (tenant_id, id); chunks' and messages' foreign keys
 -- (tenant_id, document_id) / (tenant_id, conversation_id); unique constraints keep their names
 -- (documents_owner_external_id_key is what ingestion's ON CONFLICT names).
