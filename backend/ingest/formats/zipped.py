@@ -29,7 +29,7 @@ class Archive:
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
         except (zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
-            raise UnsupportedDocument(f"cannot read the {kind} (damaged, or not a {kind}): {exc}") from None
+            raise UnsupportedDocument(f"cannot read the {kind} (damaged or not one): {exc}") from None
         members = self.zip.infolist()
         if any(member.flag_bits & 0x1 for member in members):
             raise UnsupportedDocument(f"the {kind} is encrypted (a password is required)")
