@@ -169,3 +169,35 @@ def test_broken_and_protected_files_fail_alone_with_a_reason(client):
     assert "password-protected" in errors["locked.xlsx"]
     assert "cannot read the PowerPoint file" in errors["broken.pptx"]
     assert errors["empty.docx"] == "empty file"
+
+
+def test_the_cited_passage_reads_in_its_surrounding_text(office_corpus):
+    hit = office_corpus.post("/search", json={"query": "plaxitude", "mode": "fulltext"}).json()["results"][0]
+    place = hit["provenance"]
+    response = office_corpus.get(
+        f"/documents/{hit['document_id']}/text",
+        params={"start": place["char_start"], "end": place["char_end"], "around": 20},
+    )
+    assert response.status_code == 200, response.text
+    window = response.json()
+    passage = window["text"][window["passage_start"] : window["passage_end"]]
+    assert "| plaxitude fees | 7 |" in passage
+    assert hit["content"].endswith(passage)
+    assert window["start"] == max(0, place["char_start"] - 20)
+    # the text before the passage is the document's: the end of the first sheet
+    assert "| 10 |" in window["text"][: window["passage_start"]]
+
+
+@pytest.mark.parametrize(
+    ("params", "status"),
+    [
+        ({"start": 5, "end": 1}, 422),
+        ({"start": -1, "end": 3}, 422),
+        ({"start": 10**7, "end": 10**7 + 1}, 404),
+    ],
+)
+def test_bad_text_requests_are_4xx(office_corpus, params, status):
+    document_id = office_corpus.get("/documents").json()["items"][0]["id"]
+    assert office_corpus.get(f"/documents/{document_id}/text", params=params).status_code == status
+    missing = "00000000-0000-0000-0000-00000000beef"
+    assert office_corpus.get(f"/documents/{missing}/text", params={"start": 0, "end": 1}).status_code == 404

@@ -368,3 +368,14 @@ class ClientConfigOut(BaseModel):
     supabase_anon_key: str | None = Field(description="the project's public anon key, for Supabase Auth")
     max_message_chars: int = Field(description="longest /chat message accepted (MAX_QUERY_CHARS)")
     features: ClientFeaturesOut
+
+
+class DocumentTextOut(BaseModel):
+    """A stretch of a document's text around a passage (a source's provenance char_start/char_end)."""
+
+    document_id: uuid.UUID
+    start: int = Field(description="where `text` starts in the document's text")
+    end: int = Field(description="where it ends (exclusive)")
+    text: str
+    passage_start: int = Field(description="where the asked passage starts inside `text`")
+    passage_end: int = Field(description="where it ends inside `text` (exclusive)")

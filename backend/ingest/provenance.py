@@ -119,3 +119,30 @@ def source_provenance(metadata: object) -> dict[str, Any] | None:
         return None
     provenance = Provenance.model_validate(stored)
     return {**provenance.stored(), "label": provenance.label()}
+
+
+@dataclass(frozen=True)
+class TextWindow:
+    """A stretch of a document's text, rebuilt from its chunks: text is the document's [start, end)."""
+
+    start: int
+    end: int
+    text: str
+
+
+def text_window(pieces: Sequence[tuple[int, int, str]], start: int, end: int) -> TextWindow | None:
+    """The document's text over [start, end) from (char_start, char_end, content) of its chunks: a
+    chunk's content ends with the text of its range (a continued table repeats its header first).
+    What no chunk covers (the blank lines between them) reads as a line break; None when nothing does."""
+    chars: dict[int, str] = {}
+    for chunk_start, chunk_end, content in pieces:
+        length = chunk_end - chunk_start
+        if length <= 0 or length > len(content):
+            continue
+        for offset, char in enumerate(content[len(content) - length :], start=chunk_start):
+            if start <= offset < end:
+                chars[offset] = char
+    if not chars:
+        return None
+    first, last = min(chars), max(chars) + 1
+    return TextWindow(first, last, "".join(chars.get(i, "\n") for i in range(first, last)))
