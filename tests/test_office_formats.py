@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from backend.config import Settings
 from backend.errors import ParseLimitExceeded, UnsupportedDocument
-from backend.ingest.loaders import load_bytes
+from backend.ingest.documents import LoadedDocument, LoadFailure
+from backend.ingest.loaders import load_bytes, load_path
 from backend.ingest.prepare import prepare_document
 from backend.ingest.sandbox import ParseLimits, parse_document
 from tests.office_files import make_docx, make_epub, make_pptx, make_xlsx, zipped
@@ -203,3 +205,18 @@ def test_text_past_max_document_chars_stops_the_parse():
     rows: list[list[object]] = [["n", "text"], *([i, "x" * 100] for i in range(1, 500))]
     with pytest.raises(ParseLimitExceeded, match=r"the workbook's text passes 5000 characters by row \d+"):
         parse_document("xlsx", make_xlsx({"Big": rows}), ParseLimits(max_chars=5000))
+
+
+def test_a_folder_of_office_files_is_read_by_the_cli_path(tmp_path):
+    (tmp_path / "deck.pptx").write_bytes(make_pptx([{"title": "Hello", "body": ["world"]}]))
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (tmp_path / "broken.xlsx").write_bytes(b"PK\x03\x04")
+    items = {Path(i.source).name: i for i in load_path(tmp_path)}
+    deck, table, broken = items["deck.pptx"], items["table.csv"], items["broken.xlsx"]
+    assert isinstance(deck, LoadedDocument)
+    assert deck.content == "# Hello\n\n- world"
+    assert [s.kind for s in deck.spans] == ["slide"]
+    assert isinstance(table, LoadedDocument)
+    assert table.content_type == "text/csv"
+    assert isinstance(broken, LoadFailure)
+    assert broken.reason.startswith("cannot read the Excel workbook")
