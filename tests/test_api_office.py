@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
-from tests.office_files import make_docx, make_epub, make_pptx, make_xlsx, zipped
+from backend.testing.office_files import make_docx, make_epub, make_pptx, make_xlsx, zipped
 from tests.test_loaders import make_pdf
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

@@ -1,6 +1,7 @@
 """Word, PowerPoint, Excel, CSV and EPUB files (issue 29): read with their structure (headings, tables,
 lists, notes), each part of the text placed (page, slide, sheet and row, chapter), and hostile or broken
-files refused with a reason, inside the parse sandbox. The files are made here (tests/office_files.py)."""
+files refused with a reason, inside the parse sandbox. The files are made in the test
+(backend/testing/office_files.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes, load_path
 from backend.ingest.prepare import prepare_document
 from backend.ingest.sandbox import ParseLimits, parse_document
-from tests.office_files import make_docx, make_epub, make_pptx, make_xlsx, zipped
+from backend.testing.office_files import make_docx, make_epub, make_pptx, make_xlsx, zipped
 
 LIMITS = ParseLimits()
 
