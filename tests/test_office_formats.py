@@ -221,3 +221,14 @@ def test_a_folder_of_office_files_is_read_by_the_cli_path(tmp_path):
     assert table.content_type == "text/csv"
     assert isinstance(broken, LoadFailure)
     assert broken.reason.startswith("cannot read the Excel workbook")
+
+
+def test_a_table_inside_a_table_cell_is_that_cells_text():
+    inner = "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>inner</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"
+    cell = "<w:tc><w:p><w:r><w:t>{}</w:t></w:r></w:p>{}</w:tc>"
+    rows = f"<w:tr>{cell.format('h1', '')}{cell.format('h2', '')}</w:tr>"
+    rows += f"<w:tr>{cell.format('a', inner)}{cell.format('b', '')}</w:tr>"
+    body = f"<w:tbl>{rows}</w:tbl>"
+    ns = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    data = zipped({"word/document.xml": f'<w:document xmlns:w="{ns}"><w:body>{body}</w:body></w:document>'})
+    assert parse_document("docx", data, LIMITS).text == "| h1 | h2 |\n| --- | --- |\n| a inner | b |"

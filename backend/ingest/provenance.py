@@ -137,11 +137,12 @@ def text_window(pieces: Sequence[tuple[int, int, str]], start: int, end: int) ->
     chars: dict[int, str] = {}
     for chunk_start, chunk_end, content in pieces:
         length = chunk_end - chunk_start
-        if length <= 0 or length > len(content):
+        low, high = max(start, chunk_start), min(end, chunk_end)
+        if length <= 0 or length > len(content) or low >= high:
             continue
-        for offset, char in enumerate(content[len(content) - length :], start=chunk_start):
-            if start <= offset < end:
-                chars[offset] = char
+        own = len(content) - length  # where the chunk's own text starts in its content
+        for offset in range(low, high):  # only the overlap: a huge atomic chunk costs the window
+            chars[offset] = content[own + offset - chunk_start]
     if not chars:
         return None
     first, last = min(chars), max(chars) + 1

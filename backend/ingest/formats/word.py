@@ -77,7 +77,7 @@ class _Reader:
 
     def table(self, tbl: ET.Element) -> None:
         rows: list[list[str]] = []
-        for tr in tbl.iter(f"{W}tr"):
+        for tr in tbl.findall(f"{W}tr"):  # its own rows: a table inside a cell is that cell's text
             cells = [" ".join(paragraph_text(p) for p in tc.iter(f"{W}p")) for tc in tr.findall(f"{W}tc")]
             rows.append(cells)
         if rows:
