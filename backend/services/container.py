@@ -20,6 +20,7 @@ from backend.llm.token_count import create_token_counter
 from backend.rerank import Reranker, create_rerankers
 from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
+from backend.services.api_keys import ApiKeyAuthenticator, ApiKeys
 from backend.services.chat import ChatService
 from backend.services.context import ContextBuilder
 from backend.services.ingestion import IngestionService
@@ -37,6 +38,7 @@ class Services:
     embedder: Embedder
     llm: LLM
     authenticator: Authenticator
+    api_keys: ApiKeys
     ingestion: IngestionService
     retrieval: RetrievalService
     chat: ChatService
@@ -113,7 +115,8 @@ def build_services(
         db=db,
         embedder=embedder,
         llm=llm,
-        authenticator=authenticator or build_authenticator(settings),
+        authenticator=ApiKeyAuthenticator(authenticator or build_authenticator(settings), db),
+        api_keys=ApiKeys(db),
         ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
         chat=ChatService(
