@@ -24,6 +24,7 @@ from backend.services.api_keys import ApiKeyAuthenticator, ApiKeys
 from backend.services.chat import ChatService
 from backend.services.context import ContextBuilder
 from backend.services.ingestion import IngestionService
+from backend.services.openai_compat import OpenAICompat
 from backend.services.retrieval import RetrievalService
 from backend.telemetry import Metrics
 from backend.telemetry.llm import instrument_llm
@@ -39,6 +40,7 @@ class Services:
     llm: LLM
     authenticator: Authenticator
     api_keys: ApiKeys
+    openai: OpenAICompat
     ingestion: IngestionService
     retrieval: RetrievalService
     chat: ChatService
@@ -109,6 +111,15 @@ def build_services(
     # The web clients are created here and used on the event loop that serves requests (one loop per
     # process: the server's, or the CLI command's asyncio.run).
     web = web or create_web_search(settings, cache=PostgresWebCache(db.pool))
+    chat = ChatService(
+        db,
+        retrieval,
+        llm,
+        settings,
+        web,
+        context_builder=ContextBuilder(settings, create_token_counter(settings, metrics), metrics),
+    )
+    research = ResearchService(db, retrieval, llm, settings, web)
     return Services(
         settings=settings,
         database_url=url,
@@ -119,16 +130,10 @@ def build_services(
         api_keys=ApiKeys(db),
         ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
-        chat=ChatService(
-            db,
-            retrieval,
-            llm,
-            settings,
-            web,
-            context_builder=ContextBuilder(settings, create_token_counter(settings, metrics), metrics),
-        ),
+        chat=chat,
+        openai=OpenAICompat(db, chat, research),
         web=web,
-        research=ResearchService(db, retrieval, llm, settings, web),
+        research=research,
         metrics=metrics,
         rerankers=rerankers,
     )
