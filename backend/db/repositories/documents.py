@@ -428,3 +428,31 @@ def configure_bulk_transaction(
 def analyze_documents_and_chunks(conn: psycopg.Connection) -> None:
     """Fresh planner statistics after a large load (autovacuum would take a while to notice)."""
     conn.execute("analyze documents, chunks")
+
+
+def chunk_texts_between(
+    conn: psycopg.Connection,
+    *,
+    document_id: uuid.UUID,
+    start: int,
+    end: int,
+    viewer: uuid.UUID | None,
+    all_rows: bool,
+) -> list[tuple[int, int, str]]:
+    """(char_start, char_end, content) of the readable document's chunks whose recorded place in its
+    text (metadata -> 'provenance') overlaps [start, end), in text order."""
+    rows = conn.execute(
+        f"""
+        select (c.metadata -> 'provenance' ->> 'char_start')::int,
+               (c.metadata -> 'provenance' ->> 'char_end')::int,
+               c.content
+        from chunks c join documents d on d.id = c.document_id
+        where c.document_id = %(id)s and {_READABLE}
+          and jsonb_typeof(c.metadata -> 'provenance' -> 'char_start') = 'number'
+          and (c.metadata -> 'provenance' ->> 'char_end')::int > %(start)s
+          and (c.metadata -> 'provenance' ->> 'char_start')::int < %(end)s
+        order by 1, c.position
+        """,
+        {"id": document_id, "start": start, "end": end, "viewer": viewer, "all_rows": all_rows},
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
