@@ -15,7 +15,8 @@ from backend.confidence.assess import assess, load_score_policy
 from backend.confidence.routing import decide_route
 from backend.text import query_terms
 from bench.routing.fit import sets_of, training_groups, variant_of
-from bench.routing.records import load_records
+from bench.routing.ranking import ORDERS, orders
+from bench.routing.records import Candidate, QuestionRecord, SearchRecord, load_records
 
 
 def _policy(version: str) -> AnswerabilityPolicy:
@@ -210,3 +211,19 @@ def test_stored_records_without_languages_take_their_documents_from_the_ingested
     )
     (loaded,) = load_records(path)
     assert loaded.searches["default"].candidates[0].content_language == "en"
+
+
+def test_the_ranking_study_counts_a_chinese_questions_number_in_an_english_passage():
+    terms = query_terms("哪座堡垒是1964年重建的？")
+    idfs = dict.fromkeys(terms, 3.0)
+
+    def row(i: int, tokens: str, cosine: float, final: float) -> Candidate:
+        return Candidate(i, f"d{i}", f"p{i}", "", [], cosine, i, None, None, 0.0, final, tokens, "", "en")
+
+    # The reranker gave both the same score; only one holds the question's year.
+    plain, dated = row(1, "", 0.80, 0.5), row(2, "1964", 0.79, 0.5 * 2.718281828 ** (-9.1 * 3 / 18))
+    record = QuestionRecord("x", "q", "哪座堡垒是1964年重建的？", True, "p2", terms, idfs, {}, 2)
+    record.searches["default"] = SearchRecord(15, [plain, dated], {})
+    ranked = orders(record, idf_weight=9.1)
+    assert [c.external_id for c in ranked[ORDERS[1]]] == ["p1", "p2"]  # cosine alone
+    assert [c.external_id for c in ranked[ORDERS[2]]] == ["p2", "p1"]  # the year counts in full

@@ -143,6 +143,10 @@ def render_variants(report: dict[str, Any], policy: str | None = None) -> str:
             rows,
             "lllrrrrrrll",
         ),
+    ]
+    if policy != report["default_policy"]:  # the chats ran as shipped, once: shown with the default
+        return "\n".join(lines)
+    lines += [
         "",
         "/chat on the sample as shipped (web off, extractive generator)",
         "",
