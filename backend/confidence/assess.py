@@ -180,7 +180,6 @@ def _parent_entry(
             "term_coverage": _round(values["term_coverage"]),
             "leg_agreement": values["leg_agreement"],
             "comparable_coverage": _round(values["comparable_coverage"]),
-            "language": doc.language,
             "cross_lingual": doc.cross_lingual,
             "vector_rank": doc.vector_rank,
             "full_text_rank": doc.full_text_rank,
