@@ -27,7 +27,7 @@ def settings(fake: FakeOpenAI, **overrides: Any) -> Settings:
         "openai_api_key": fake.api_key,
         "openai_embedding_model": fake.embedding_model,
         "openai_embedding_max_retries": 2,
-        "openai_embedding_timeout_s": 5,
+        "openai_embedding_timeout_s": 60,  # a loaded CI machine must not turn a batch into a retry
         **overrides,
     }
     return Settings(_env_file=None, **values)

@@ -184,6 +184,13 @@ class SearchHit(BaseModel):
     heading: str
     content: str
     metadata: dict[str, Any]
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="where the passage came from: char_start/char_end in the document's text, and where the "
+        "file has them page_start/page_end (PDF, Word), slide_start/slide_end (PowerPoint), sheet and "
+        'row_start/row_end (Excel, CSV), chapter/chapter_title (EPUB); label says it briefly ("p. 12", '
+        '"slide 4", "Sales, rows 10–20"). null for web pages and passages stored before it was recorded',
+    )
     score: float | None = Field(
         description="closeness in meaning to the question in [0, 1]: (1 + cosine) / 2; the same scale in "
         "every mode and with every reranker, so one min_score fits all queries (docs/scores.md). The "
@@ -302,6 +309,13 @@ class SourceOut(BaseModel):
     url: str | None = Field(default=None, description="web sources: the page")
     provider: str | None = Field(default=None, description="web sources: the search provider")
     fetched_at: datetime | None = Field(default=None, description="web sources: when it was fetched")
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="where the passage came from: char_start/char_end in the document's text, and where the "
+        "file has them page_start/page_end (PDF, Word), slide_start/slide_end (PowerPoint), sheet and "
+        'row_start/row_end (Excel, CSV), chapter/chapter_title (EPUB); label says it briefly ("p. 12", '
+        '"slide 4", "Sales, rows 10–20"). null for web pages and passages stored before it was recorded',
+    )
 
 
 class StoredSourceOut(SourceOut):
@@ -354,6 +368,17 @@ class ClientConfigOut(BaseModel):
     supabase_anon_key: str | None = Field(description="the project's public anon key, for Supabase Auth")
     max_message_chars: int = Field(description="longest /chat message accepted (MAX_QUERY_CHARS)")
     features: ClientFeaturesOut
+
+
+class DocumentTextOut(BaseModel):
+    """A stretch of a document's text around a passage (a source's provenance char_start/char_end)."""
+
+    document_id: uuid.UUID
+    start: int = Field(description="where `text` starts in the document's text")
+    end: int = Field(description="where it ends (exclusive)")
+    text: str
+    passage_start: int = Field(description="where the asked passage starts inside `text`")
+    passage_end: int = Field(description="where it ends inside `text` (exclusive)")
 
 
 class ApiKeyIn(BaseModel):

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from backend.cli import (
     calibrate_commands,
+    cluster_commands,
     db_commands,
     ingest_commands,
     mcp_commands,
@@ -25,6 +26,7 @@ COMMAND_MODULES = (
     query_commands,
     server_commands,
     calibrate_commands,
+    cluster_commands,
     mcp_commands,
 )
 

@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from backend.ingest.provenance import source_provenance
 from backend.services.diagnostics import ChatDiagnostics
 from backend.services.search_types import ScoredChunk
 from backend.text.hygiene import drop_unstorable
@@ -75,6 +76,7 @@ def source_record(n: int, chunk: ScoredChunk, *, cited: bool, in_context: bool) 
         "chunk_id": chunk.chunk_id,
         "document_id": str(chunk.document_id),
         "external_id": chunk.external_id,
+        "provenance": source_provenance(chunk.metadata),
     }
 
 
