@@ -439,6 +439,11 @@ class Settings(BaseSettings):
         default=None,
         description="Bearer key of the admin/service path (writes public documents); unset: no such path.",
     )
+    pgrag_api_key: SecretStr | None = Field(
+        default=None,
+        description="Who `python -m backend mcp` (stdio) acts as: a personal API key (pgr_...) or an access "
+        "token. Required with AUTH_MODE=supabase; unset with AUTH_MODE=none: the local user.",
+    )
     auth_jwks_cache_ttl_s: float = Field(default=600.0, gt=0, description="How long fetched keys are used.")
     auth_jwks_min_refresh_s: float = Field(
         default=30.0, ge=0, description="Least time between two JWKS fetches (unknown kids force no more)."

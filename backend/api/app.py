@@ -29,6 +29,8 @@ from backend.api.routes import (
 from backend.api.text_hygiene import refuse_unstorable_text
 from backend.config import Settings, get_settings
 from backend.embeddings.query_cache import warm_up
+from backend.mcp_server import http as mcp_http
+from backend.mcp_server.http import McpHttp
 from backend.services.container import Services, build_services
 from backend.telemetry import RequestMetrics
 
@@ -58,7 +60,8 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         if resolved.embedding_warm_up:  # the first search must not pay for loading the local model
             await asyncio.to_thread(warm_up, app.state.services.embedder, app.state.services.metrics)
         try:
-            yield
+            async with app.state.mcp.run():  # the MCP server's session manager (/mcp)
+                yield
         finally:
             if owned:
                 await app.state.services.aclose()
@@ -73,6 +76,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         dependencies=[Depends(refuse_unstorable_text)],
     )
     app.state.rate_limiter = RateLimiter()
+    app.state.mcp = McpHttp()
     if services is not None:  # ready services serve at once, with or without a lifespan run
         app.state.services = services
     install_error_handlers(app)
@@ -93,6 +97,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
 
     for module in (documents, search, chat, research, conversations, api_keys, openai, client):
         app.include_router(module.router)
+    app.include_router(mcp_http.router)  # POST /mcp: the MCP server (not in the OpenAPI schema)
     install_page(app, resolved)
     if resolved.metrics_enabled:
         app.include_router(metrics.router)

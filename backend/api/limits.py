@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Request
 
 from backend.api.deps import CurrentUser, ServicesDep
+from backend.auth.identity import Identity
+from backend.config import Settings
 from backend.errors import RateLimited
 
 RouteGroup = Literal["search", "chat", "research", "ingest"]
@@ -48,23 +50,28 @@ class RateLimiter:
         return None if allowed else (1.0 - tokens) / rate
 
 
+def spend(request: Request, user: Identity, settings: Settings, group: RouteGroup) -> None:
+    """Spend one of the caller's `group` requests, or raise RateLimited (429) with when to retry.
+    The routes' dependency and the MCP tools (one tool call, one request) share it."""
+    per_minute = getattr(settings, f"rate_limit_{group}_per_minute")
+    if settings.auth_mode == "none" and not user.is_service:
+        key = f"addr:{request.client.host if request.client else 'unknown'}"
+    else:
+        key = f"user:{user.user_id or 'service'}"
+    wait = request.app.state.rate_limiter.take(key, group, per_minute)
+    if wait is not None:
+        raise RateLimited(
+            f"too many {group} requests: at most {per_minute} a minute "
+            f"(RATE_LIMIT_{group.upper()}_PER_MINUTE); try again in {math.ceil(wait)} s",
+            retry_after_s=math.ceil(wait),
+        )
+
+
 def rate_limit(group: RouteGroup) -> Any:
     """A dependency (Depends(...)) that spends one of the caller's `group` requests, or answers 429."""
 
     def check(request: Request, user: CurrentUser, services: ServicesDep) -> None:
-        settings = services.settings
-        per_minute = getattr(settings, f"rate_limit_{group}_per_minute")
-        if settings.auth_mode == "none" and not user.is_service:
-            key = f"addr:{request.client.host if request.client else 'unknown'}"
-        else:
-            key = f"user:{user.user_id or 'service'}"
-        wait = request.app.state.rate_limiter.take(key, group, per_minute)
-        if wait is not None:
-            raise RateLimited(
-                f"too many {group} requests: at most {per_minute} a minute "
-                f"(RATE_LIMIT_{group.upper()}_PER_MINUTE); try again in {math.ceil(wait)} s",
-                retry_after_s=math.ceil(wait),
-            )
+        spend(request, user, services.settings, group)
 
     return Depends(check)
 

@@ -14,6 +14,7 @@ from backend.cli import (
     cluster_commands,
     db_commands,
     ingest_commands,
+    mcp_commands,
     query_commands,
     server_commands,
 )
@@ -26,6 +27,7 @@ COMMAND_MODULES = (
     server_commands,
     calibrate_commands,
     cluster_commands,
+    mcp_commands,
 )
 
 

@@ -37,7 +37,8 @@ def serve(args: argparse.Namespace, services: Services | None = None) -> int:
     owned = services is None
     services = services or build_services(settings)
     host, port = args.host or settings.host, args.port or settings.port
-    print(f"serving on http://{host}:{port}  (API docs: http://{host}:{port}/docs)", flush=True)
+    base = f"http://{host}:{port}"
+    print(f"serving on {base}  (API docs: {base}/docs, MCP: {base}/mcp)", flush=True)
     try:
         uvicorn.run(
             create_app(services=services, settings=settings),
