@@ -541,7 +541,8 @@ as $$
 declare
     doc record;
 begin
-    select d.owner_id, d.visibility into doc from public.documents d where d.id = new.document_id;
+    select d.owner_id, d.visibility, d.metadata, d.created_at, d.updated_at into doc
+    from public.documents d where d.id = new.document_id;
     if new.document_id is not null
        and (tg_op = 'INSERT' or new.document_id is distinct from old.document_id)
        and (not found
@@ -553,6 +554,8 @@ begin
     if found then
         new.owner_id := doc.owner_id;
         new.visibility := doc.visibility;
+        new.document_created_at := public.document_date(doc.metadata, doc.created_at);  -- as in 016
+        new.document_updated_at := doc.updated_at;
     end if;
     return new;
 end;
