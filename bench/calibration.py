@@ -26,8 +26,8 @@ from typing import Any
 from backend.auth import LOCAL_IDENTITY
 from backend.config import Settings
 from backend.ingest.loaders import load_path
+from backend.search.types import SearchRequest
 from backend.services.evidence import EvidenceOptions
-from backend.services.retrieval import SearchRequest
 from backend.text import query_terms
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.beir import first_occurrences, load_dataset, read_jsonl

@@ -98,8 +98,8 @@ def test_scarce_evidence_triggers_llm_gap_queries_and_protected_fusion(make_serv
 
 
 def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_services):
+    from backend.search.types import SearchRequest
     from backend.services.evidence import global_rerank
-    from backend.services.retrieval import SearchRequest
 
     services = make_services()
     with TestClient(create_app(services=services)) as client:
@@ -136,7 +136,7 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
 def test_a_web_passage_that_outranks_every_candidate_keeps_a_share_between_0_and_1(make_services):
     import dataclasses
 
-    from backend.services.retrieval import SearchRequest
+    from backend.search.types import SearchRequest
 
     services = make_services()
     with TestClient(create_app(services=services)) as client:

@@ -31,7 +31,7 @@ from backend.confidence.scoring import (
     percentile,
     retrieval_confidence,
 )
-from backend.services.retrieval import ScoredChunk
+from backend.search.types import ScoredChunk
 
 POLICY = Policy(version="v1")
 _ids = iter(range(1, 1_000_000))

@@ -18,8 +18,8 @@ from backend.llm.prompts import format_history
 from backend.research.evaluate import _summary as sufficiency_evidence
 from backend.retrieval.where_llm import where_prompt
 from backend.retrieval.where_rules import Vocabulary
+from backend.search.types import ScoredChunk
 from backend.services.gap_queries import generate_gap_queries
-from backend.services.search_types import ScoredChunk
 from backend.testing import ScriptedLLM
 
 INJECTION = (

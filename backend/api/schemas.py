@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics, WebDiagnostics
+from backend.search.diagnostics import SearchDiagnostics, WebDiagnostics
+from backend.services.diagnostics import ChatDiagnostics
 
 RerankerName = Literal["heuristic", "jina", "cohere"]
 RERANKER_DESCRIPTION = (

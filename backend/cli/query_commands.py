@@ -8,9 +8,9 @@ import json
 
 from backend.auth import LOCAL_IDENTITY
 from backend.config import get_settings
+from backend.search.types import SearchRequest
 from backend.services.chat import ChatReply, ChatRequest
 from backend.services.container import Services
-from backend.services.retrieval import SearchRequest
 
 
 def register(sub: argparse._SubParsersAction) -> None:

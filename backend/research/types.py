@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backend.research.presets import PresetName
-from backend.services.search_types import ScoredChunk
+from backend.search.types import ScoredChunk
 from backend.services.web_evidence import WebChoice
 
 PlanMethod = Literal["llm", "heuristic"]

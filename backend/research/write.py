@@ -20,8 +20,8 @@ from backend.research.model import ModelOutcome
 from backend.research.pool import PoolRanker, select_for_writing
 from backend.research.sections import RunContext, SectionState, search
 from backend.research.types import EvidenceItem
+from backend.search.types import ScoredChunk
 from backend.services.context import BuiltContext, ContextBuilder
-from backend.services.search_types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text import detect_lang
 from backend.text.hygiene import drop_unstorable

@@ -23,6 +23,9 @@ from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
 from backend.llm.base import ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
+from backend.search.diagnostics import WebDiagnostics
+from backend.search.observe import observe_answer
+from backend.search.types import ScoredChunk, SearchResult
 from backend.services.assist import AssistTools
 from backend.services.chat_record import ChatReply, reply_to_dict, source_record, validate_citations
 from backend.services.context import BuiltContext, ContextBuilder
@@ -33,7 +36,6 @@ from backend.services.diagnostics import (
     ConfidenceSummary,
     ContextDiagnostics,
     RewriteDiagnostics,
-    WebDiagnostics,
 )
 from backend.services.evidence import (
     Evidence,
@@ -41,11 +43,10 @@ from backend.services.evidence import (
     gather_evidence,
     main_search,
 )
-from backend.services.retrieval import RetrievalService, ScoredChunk, SearchResult
+from backend.services.retrieval import RetrievalService
 from backend.services.rewrite import RewriteMethod, rewrite_followup
 from backend.services.web_evidence import WebChoice, search_beyond, web_passages
 from backend.telemetry import Metrics
-from backend.telemetry.observe import observe_answer
 from backend.text import detect_lang
 from backend.web import WebSearch
 

@@ -8,8 +8,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from backend.search.types import ScoredChunk
 from backend.services.diagnostics import ChatDiagnostics
-from backend.services.search_types import ScoredChunk
 from backend.text.hygiene import drop_unstorable
 
 _MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")

@@ -21,8 +21,8 @@ from backend.llm import Turn, load_prompt
 from backend.llm.base import SourceText
 from backend.llm.prompts import format_source
 from backend.llm.token_count import TokenCounter
+from backend.search.types import ScoredChunk
 from backend.services.diagnostics import ContextDropOut, DropReason
-from backend.services.retrieval import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text.tokens import estimate_tokens, truncate_to_tokens
 from backend.web.dedup import Fingerprint

@@ -23,6 +23,7 @@ from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
 from backend.retrieval.budget import EvidenceBudget, budget_problem
 from backend.retrieval.params import Mode
+from backend.search.types import ScoredChunk, SearchRequest, SearchResult
 from backend.services.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
@@ -34,7 +35,7 @@ from backend.services.diagnostics import (
 )
 from backend.services.gap_queries import generate_gap_queries
 from backend.services.pool_fusion import fuse_pools_with_gap_protection
-from backend.services.retrieval import RetrievalService, ScoredChunk, SearchRequest, SearchResult
+from backend.services.retrieval import RetrievalService
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from backend.errors import ProviderError
 from backend.llm import LLM, load_prompt
 from backend.llm.parsing import content_lines
 from backend.llm.prompts import neutralise
-from backend.services.retrieval import ScoredChunk
+from backend.search.types import ScoredChunk
 from backend.text import query_terms
 
 _EVIDENCE_CHARS = 200

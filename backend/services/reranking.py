@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 from backend.errors import InvalidInput
 from backend.rerank import RerankDocument, Reranker, RerankError
-from backend.services.diagnostics import RerankerOut
-from backend.services.search_types import ScoredChunk
+from backend.search.diagnostics import RerankerOut
+from backend.search.types import ScoredChunk
 from backend.telemetry import Metrics
 
 logger = logging.getLogger(__name__)

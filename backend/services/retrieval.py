@@ -28,7 +28,7 @@ from backend.retrieval.rerank import candidate_features, diversify, dynamic_top_
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, load_rerank_policy
 from backend.retrieval.scoring import chunk_score
 from backend.retrieval.where_builder import WhereBuilder
-from backend.services.diagnostics import (
+from backend.search.diagnostics import (
     ConfidenceStage,
     PrefetchStage,
     SearchDiagnostics,
@@ -36,14 +36,14 @@ from backend.services.diagnostics import (
     SearchStages,
     StageOut,
 )
+from backend.search.types import ScoredChunk, SearchRequest, SearchResult
+from backend.search.where_diagnostics import WhereDiagnostics
 from backend.services.reranking import apply_reranker, choose_reranker, restore_policy_order
 from backend.services.result_scores import at_least, score_diagnostics, score_without_vectors
-from backend.services.search_types import ScoredChunk, SearchRequest, SearchResult
-from backend.services.where_diagnostics import WhereDiagnostics
 from backend.telemetry import Metrics
 from backend.text import clean_query, query_terms
 
-__all__ = ["RetrievalService", "ScoredChunk", "SearchRequest", "SearchResult", "log_search_done"]
+__all__ = ["RetrievalService", "log_search_done"]
 
 logger = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.chunking import chunk_text
 from backend.ingest.prepare import embedding_text, sha256
-from backend.services.diagnostics import WebDiagnostics
+from backend.search.diagnostics import WebDiagnostics
+from backend.search.types import ScoredChunk, SearchResult
 from backend.services.evidence import route_for
-from backend.services.search_types import ScoredChunk, SearchResult
 from backend.text import clean_document_text, index_tokens
 from backend.web import (
     DedupResult,

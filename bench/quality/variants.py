@@ -19,8 +19,9 @@ from backend.auth import LOCAL_IDENTITY
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.errors import InvalidInput
 from backend.retrieval.params import HybridParams, Mode
+from backend.search.types import SearchRequest
 from backend.services.container import Services
-from backend.services.retrieval import RetrievalService, SearchRequest
+from backend.services.retrieval import RetrievalService
 from backend.text import query_terms
 from bench.common import supabase_ref
 

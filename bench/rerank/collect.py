@@ -28,8 +28,8 @@ from backend.errors import InvalidInput
 from backend.ingest.loaders import load_path
 from backend.ingest.prepare import sha256
 from backend.retrieval.params import HybridParams
+from backend.search.types import SearchRequest
 from backend.services.container import Services
-from backend.services.retrieval import SearchRequest
 from backend.text import clean_query, query_terms
 from bench.common import CACHE_DIR, log
 from bench.common.beir import Dataset, load_dataset

@@ -10,8 +10,8 @@ import argparse
 
 from backend.auth import LOCAL_IDENTITY
 from backend.ingest.loaders import load_path
+from backend.search.types import ScoredChunk, SearchRequest
 from backend.services.container import Services
-from backend.services.search_types import ScoredChunk, SearchRequest
 from bench.common import bench_settings, log
 from bench.common.beir import load_dataset
 from bench.common.db import scratch_database, services

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from backend.telemetry.metrics import Metrics
 
 if TYPE_CHECKING:
-    from backend.services.diagnostics import WebDiagnostics
-    from backend.services.search_types import ScoredChunk, SearchResult
+    from backend.search.diagnostics import WebDiagnostics
+    from backend.search.types import ScoredChunk, SearchResult
 
 _WEB_FAILURES = frozenset({"error", "timeout"})
 

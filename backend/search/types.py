@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 
 from backend.retrieval.params import Mode
-from backend.services.diagnostics import SearchDiagnostics
+from backend.search.diagnostics import SearchDiagnostics
 
 
 @dataclass
