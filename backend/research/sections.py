@@ -23,8 +23,8 @@ from backend.research.pool import EvidenceIds, PoolRanker, SectionPool
 from backend.research.presets import Preset
 from backend.research.types import Emit, PoolSource, SectionPlan
 from backend.retrieval.budget import EvidenceBudget
+from backend.search.service import RetrievalService
 from backend.search.types import SearchRequest, SearchResult
-from backend.services.retrieval import RetrievalService
 from backend.services.web_evidence import WebChoice, search_beyond, web_passages
 from backend.web import WebSearch
 

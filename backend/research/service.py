@@ -36,8 +36,8 @@ from backend.research.results import error_record, response_body, run_view
 from backend.research.sections import RunContext
 from backend.research.types import Emit, ResearchRequest
 from backend.retrieval.filters import to_containment
+from backend.search.service import RetrievalService
 from backend.services.conversations import recent_turns
-from backend.services.retrieval import RetrievalService
 from backend.services.web_evidence import WebChoice
 from backend.text import clean_query
 from backend.web import WebSearch

@@ -1,5 +1,5 @@
 """What a search takes and gives: the request, each scored chunk (with why it ranks where it does), the
-result (backend.services.retrieval runs the pipeline)."""
+result (backend.search.service runs the pipeline)."""
 
 from __future__ import annotations
 

@@ -18,9 +18,9 @@ from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm.base import ToolSpec
 from backend.llm.prompts import format_source
+from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
 from backend.services.evidence import EvidenceOptions
-from backend.services.retrieval import RetrievalService
 from backend.services.web_evidence import dedup_against_local, web_passages
 from backend.web import WaitBudget, WebSearch, web_only
 

@@ -25,6 +25,7 @@ from backend.llm.base import ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
 from backend.search.diagnostics import WebDiagnostics
 from backend.search.observe import observe_answer
+from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchResult
 from backend.services.assist import AssistTools
 from backend.services.chat_record import ChatReply, reply_to_dict, source_record, validate_citations
@@ -43,7 +44,6 @@ from backend.services.evidence import (
     gather_evidence,
     main_search,
 )
-from backend.services.retrieval import RetrievalService
 from backend.services.rewrite import RewriteMethod, rewrite_followup
 from backend.services.web_evidence import WebChoice, search_beyond, web_passages
 from backend.telemetry import Metrics

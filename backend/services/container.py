@@ -20,10 +20,12 @@ from backend.llm.token_count import create_token_counter
 from backend.rerank import Reranker, create_rerankers
 from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
+from backend.search.policies import SearchPolicies
+from backend.search.service import RetrievalService
 from backend.services.chat import ChatService
 from backend.services.context import ContextBuilder
 from backend.services.ingestion import IngestionService
-from backend.services.retrieval import RetrievalService
+from backend.services.where import build_where_builder
 from backend.telemetry import Metrics
 from backend.telemetry.llm import instrument_llm
 from backend.web import PostgresWebCache, WebSearch, create_web_search
@@ -97,13 +99,22 @@ def build_services(
     llm = instrument_llm(llm or create_llm(settings), metrics)
     rerankers = create_rerankers(settings)
     try:
-        retrieval = RetrievalService(db, embedder, settings, rerankers=rerankers, metrics=metrics)
+        policies = SearchPolicies.load(settings, embedding_model=embedder.model_id)
     except RerankPolicyError as exc:
         db.close()
         raise ConfigurationError(f"RAG_RERANK_POLICY: {exc}") from exc
     except PolicyError as exc:
         db.close()
         raise ConfigurationError(f"SCORE_POLICY_VERSION: {exc}") from exc
+    retrieval = RetrievalService(
+        db,
+        embedder,
+        settings,
+        policies=policies,
+        where=build_where_builder(settings, db),
+        rerankers=rerankers,
+        metrics=metrics,
+    )
     # The web clients are created here and used on the event loop that serves requests (one loop per
     # process: the server's, or the CLI command's asyncio.run).
     web = web or create_web_search(settings, cache=PostgresWebCache(db.pool))

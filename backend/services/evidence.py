@@ -23,6 +23,7 @@ from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
 from backend.retrieval.budget import EvidenceBudget, budget_problem
 from backend.retrieval.params import Mode
+from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
 from backend.services.diagnostics import (
     BudgetOut,
@@ -35,7 +36,6 @@ from backend.services.diagnostics import (
 )
 from backend.services.gap_queries import generate_gap_queries
 from backend.services.pool_fusion import fuse_pools_with_gap_protection
-from backend.services.retrieval import RetrievalService
 
 logger = logging.getLogger(__name__)
 

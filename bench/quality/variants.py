@@ -19,9 +19,10 @@ from backend.auth import LOCAL_IDENTITY
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.errors import InvalidInput
 from backend.retrieval.params import HybridParams, Mode
+from backend.search.policies import SearchPolicies
+from backend.search.service import RetrievalService
 from backend.search.types import SearchRequest
 from backend.services.container import Services
-from backend.services.retrieval import RetrievalService
 from backend.text import query_terms
 from bench.common import supabase_ref
 
@@ -77,8 +78,13 @@ def build_runners(
     s = services.settings
     model = services.embedder.model_id
     params = HybridParams.from_settings(s)
+    rrf_settings = s.model_copy(update={"rag_rerank_similarity": "rrf"})
     rrf_service = RetrievalService(
-        services.db, services.embedder, s.model_copy(update={"rag_rerank_similarity": "rrf"})
+        services.db,
+        services.embedder,
+        rrf_settings,
+        policies=SearchPolicies.load(rrf_settings, embedding_model=model),
+        where=services.retrieval.where,
     )
     bm25 = bm25s.BM25()
     bm25.index(chunks.tokens, show_progress=False)

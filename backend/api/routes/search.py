@@ -8,8 +8,8 @@ from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
 from backend.search.observe import observe_search
+from backend.search.report import log_search_done
 from backend.search.types import SearchRequest
-from backend.services.retrieval import log_search_done
 from backend.services.web_evidence import search_beyond
 
 router = APIRouter(prefix="/search", tags=["search"])

@@ -1,0 +1,50 @@
+"""What a search ranks and judges with, loaded once at start-up: the rerank policy (and the seed's, the
+scale confidence was calibrated on), the score policy, the fusion the SQL used, and the SQL knobs."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from backend.confidence.answerability import Fusion
+from backend.confidence.assess import ScorePolicy, load_score_policy
+from backend.confidence.policy import POLICIES_DIR
+from backend.config import Settings
+from backend.retrieval.params import HybridParams
+from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, RerankPolicy, load_rerank_policy
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchPolicies:
+    rerank: RerankPolicy  # RAG_RERANK_POLICY: ranks the candidates and sets the dynamic cut's ratio
+    seed: RerankPolicy  # the shipped seed formula (rerank_v1): every chunk's seed_score
+    score: ScorePolicy  # SCORE_POLICY_VERSION: the search's confidence and route
+    fusion: Fusion  # what the candidates' RRF ranks came from: the answerability score re-fuses them
+    params: HybridParams  # the SQL functions' knobs
+
+    @classmethod
+    def load(cls, settings: Settings, *, embedding_model: str) -> SearchPolicies:
+        """Read the policy files the settings name (RerankPolicyError, PolicyError when one is bad), and
+        warn when the rerank policy was fitted with another embedding model than the one in use."""
+        rerank = load_rerank_policy(
+            settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
+        )
+        if rerank.embedding_model and rerank.embedding_model != embedding_model:
+            logger.warning(
+                "rerank policy %s was fitted with %s; this service embeds with %s: rankings and the "
+                "dynamic cut may differ (fit one: python -m bench.rerank --fit-version vN)",
+                rerank.name,
+                rerank.embedding_model,
+                embedding_model,
+            )
+        return cls(
+            rerank=rerank,
+            seed=load_rerank_policy("v1"),
+            score=load_score_policy(
+                settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR
+            ),
+            fusion=Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight),
+            params=HybridParams.from_settings(settings),
+        )
