@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
+from backend.chat.gap import generate_gap_queries
 from backend.config import Settings
 from backend.llm import GeminiLLM, SourceText, Turn, format_sources, load_prompt
 from backend.llm.prompts import format_history
@@ -19,7 +20,6 @@ from backend.research.evaluate import _summary as sufficiency_evidence
 from backend.retrieval.where_llm import where_prompt
 from backend.retrieval.where_rules import Vocabulary
 from backend.search.types import ScoredChunk
-from backend.services.gap_queries import generate_gap_queries
 from backend.testing import ScriptedLLM
 
 INJECTION = (

@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.chat.diagnostics import ChatDiagnostics
+from backend.confidence.routing import Route
 from backend.search.diagnostics import SearchDiagnostics, WebDiagnostics
-from backend.services.diagnostics import ChatDiagnostics
 
 RerankerName = Literal["heuristic", "jina", "cohere"]
 RERANKER_DESCRIPTION = (
@@ -225,9 +226,7 @@ class SearchOut(BaseModel):
     query: str
     mode: str
     results: list[SearchHit]
-    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
-        description="what the confidence says the results are good for (see /chat)"
-    )
+    route: Route = Field(description="what the confidence says the results are good for (see /chat)")
     web: list[WebHitOut] = Field(default_factory=list, description="web results, when a web search ran")
     applied_where: dict[str, Any] = Field(
         default_factory=dict,

@@ -7,9 +7,9 @@ import asyncio
 import json
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.service import ChatReply, ChatRequest
 from backend.config import get_settings
 from backend.search.types import SearchRequest
-from backend.services.chat import ChatReply, ChatRequest
 from backend.services.container import Services
 
 
@@ -84,7 +84,7 @@ def ask(args: argparse.Namespace) -> int:
     finally:
         services.close()
     if args.json:
-        from backend.services.chat import reply_to_dict
+        from backend.chat.service import reply_to_dict
 
         print(json.dumps(reply_to_dict(reply), ensure_ascii=False, indent=2, default=str))
         return 0

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from backend.chat.gap import keyword_gap_queries, scarce
 from backend.config import Settings
 from backend.llm import load_prompt
 from backend.llm.parsing import clean_line
@@ -21,8 +22,6 @@ from backend.llm.prompts import neutralise
 from backend.research.model import ResearchModel
 from backend.research.presets import Preset
 from backend.search.types import ScoredChunk, SearchResult
-from backend.services.evidence import scarce
-from backend.services.gap_queries import keyword_gap_queries
 
 _EVIDENCE_CHARS = 300
 _LEVELS = ("low", "medium", "high")

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from backend.chat.diagnostics import RewriteDiagnostics
+from backend.chat.rewrite import Rewrite
 from backend.errors import DomainError
 from backend.research.budget import RunBudget
 from backend.research.diagnostics import (
@@ -18,8 +20,6 @@ from backend.research.diagnostics import (
 )
 from backend.research.graph import ResearchOutcome
 from backend.research.model import ResearchModel
-from backend.services.diagnostics import RewriteDiagnostics
-from backend.services.rewrite import Rewrite
 
 if TYPE_CHECKING:
     from backend.research.service import PreparedRun

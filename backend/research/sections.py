@@ -25,7 +25,7 @@ from backend.research.types import Emit, PoolSource, SectionPlan
 from backend.retrieval.budget import EvidenceBudget
 from backend.search.service import RetrievalService
 from backend.search.types import SearchRequest, SearchResult
-from backend.services.web_evidence import WebChoice, search_beyond, web_passages
+from backend.search.web import WebChoice, search_beyond, web_passages
 from backend.web import WebSearch
 
 log = logging.getLogger(__name__)

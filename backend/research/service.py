@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.auth.identity import Identity
+from backend.chat.conversations import recent_turns
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo
@@ -37,8 +38,7 @@ from backend.research.sections import RunContext
 from backend.research.types import Emit, ResearchRequest
 from backend.retrieval.filters import to_containment
 from backend.search.service import RetrievalService
-from backend.services.conversations import recent_turns
-from backend.services.web_evidence import WebChoice
+from backend.search.web import WebChoice
 from backend.text import clean_query
 from backend.web import WebSearch
 

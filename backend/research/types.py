@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from backend.research.presets import PresetName
 from backend.search.types import ScoredChunk
-from backend.services.web_evidence import WebChoice
+from backend.search.web import WebChoice
 
 PlanMethod = Literal["llm", "heuristic"]
 # Where an evidence item entered its section's pool (evidence-retention.md 3.1). eval_supplement is

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from psycopg_pool import ConnectionPool
 
 from backend.auth import Authenticator, build_authenticator
+from backend.chat.context import ContextBuilder
+from backend.chat.service import ChatService
 from backend.confidence.policy import PolicyError
 from backend.config import Settings
 from backend.db import migrations
@@ -22,8 +24,6 @@ from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.search.policies import SearchPolicies
 from backend.search.service import RetrievalService
-from backend.services.chat import ChatService
-from backend.services.context import ContextBuilder
 from backend.services.ingestion import IngestionService
 from backend.services.where import build_where_builder
 from backend.telemetry import Metrics

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.citations import validate_citations
+from backend.chat.service import ChatReply, ChatRequest
 from backend.config import Settings
 from backend.ingest.loaders import load_path
 from backend.llm.base import LLM, SourceText, Turn
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.chat import ChatReply, ChatRequest
-from backend.services.chat_record import validate_citations
 from backend.services.container import Services, build_services
 from bench.answers.report import render
 from bench.answers.scoring import Judged, as_record, judge, load_answers, sample_ids, summarise

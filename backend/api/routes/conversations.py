@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.schemas import MAX_OFFSET, ConversationOut, MessageOut
-from backend.services.conversations import list_conversations, read_messages
+from backend.chat.conversations import list_conversations, read_messages
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 

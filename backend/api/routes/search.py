@@ -10,7 +10,7 @@ from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
 from backend.search.observe import observe_search
 from backend.search.report import log_search_done
 from backend.search.types import SearchRequest
-from backend.services.web_evidence import search_beyond
+from backend.search.web import search_beyond
 
 router = APIRouter(prefix="/search", tags=["search"])
 

@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from backend.auth.identity import Identity
+from backend.chat.evidence import EvidenceOptions
 from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm.base import ToolSpec
 from backend.llm.prompts import format_source
 from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
-from backend.services.evidence import EvidenceOptions
-from backend.services.web_evidence import dedup_against_local, web_passages
+from backend.search.web import dedup_against_local, web_passages
 from backend.web import WaitBudget, WebSearch, web_only
 
 TOOL_TOP_K = 10  # the seed's svc.search(top_k=10)

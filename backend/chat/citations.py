@@ -1,29 +1,42 @@
-"""What a chat turn leaves behind: validated [n] citations, the numbered source records (local chunks
-and web pages) stored in messages.sources, and the reply as the API returns it."""
+"""Citations: the numbers [n] an answer cites its sources by, which of them are valid, and the numbered
+source records stored with the answer (messages.sources; /conversations redraws them).
+
+The sources of a turn are numbered once, in this order: the context's chunks [1..m] (what the model
+sees), then further evidence (citable, not shown), then what the model's own searches found (assist
+mode). Deep research renumbers its sections' sources into one list (backend/research/assemble.py).
+"""
 
 from __future__ import annotations
 
 import re
-import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from backend.search.types import ScoredChunk
-from backend.services.diagnostics import ChatDiagnostics
 from backend.text.hygiene import drop_unstorable
 
 _MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 SNIPPET_CHARS = 300
 
 
-@dataclass
-class ChatReply:
-    conversation_id: uuid.UUID
-    message_id: uuid.UUID
-    answer: str
-    sources: list[dict[str, Any]]
-    generator: str
-    diagnostics: ChatDiagnostics
+@dataclass(frozen=True)
+class Cited:
+    answer: str  # markers that point at no source removed
+    cited: set[int]  # the source numbers the answer cites
+    removed: int  # markers removed
+    sources: list[dict[str, Any]]  # every numbered source, as stored
+
+
+def cite(raw_answer: str, numbered: Sequence[ScoredChunk], *, answerable: bool, in_context: int) -> Cited:
+    """The answer's citations checked against the numbered sources (none are citable in a reply that
+    needs no model), and the source records; [1..in_context] were in the model's context."""
+    answer, cited, removed = validate_citations(raw_answer, len(numbered) if answerable else 0)
+    sources = [
+        source_record(n, chunk, cited=n in cited, in_context=answerable and n <= in_context)
+        for n, chunk in enumerate(numbered, 1)
+    ]
+    return Cited(answer, cited, removed, sources)
 
 
 def validate_citations(answer: str, n_sources: int) -> tuple[str, set[int], int]:
@@ -75,15 +88,4 @@ def source_record(n: int, chunk: ScoredChunk, *, cited: bool, in_context: bool) 
         "chunk_id": chunk.chunk_id,
         "document_id": str(chunk.document_id),
         "external_id": chunk.external_id,
-    }
-
-
-def reply_to_dict(reply: ChatReply) -> dict[str, Any]:
-    return {
-        "conversation_id": str(reply.conversation_id),
-        "message_id": str(reply.message_id),
-        "answer": reply.answer,
-        "sources": reply.sources,
-        "generator": reply.generator,
-        "diagnostics": reply.diagnostics.model_dump(mode="json"),
     }

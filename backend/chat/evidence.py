@@ -1,5 +1,8 @@
-"""Evidence for one chat answer: budgets, the main search, a gap supplement when evidence is scarce,
-one global rerank against the question, and exactly one truncation (seed: evidence-retention.md).
+"""Evidence for one chat answer, gathered by one entry, `gather`, whose stages run in order: the main
+search (the web beside it when asked) -> the route its confidence decides -> the web when the route
+calls for it -> the relevance gate -> the gap supplement when the evidence is scarce -> one fusion ->
+exactly one truncation (seed: evidence-retention.md). The turn's budget is computed once, by the caller,
+and passed down.
 
 Design constraint 1 of the seed: truncation happens once. The relevance gate is part of the ranking
 (a candidate below it is not evidence at all), so it runs before the one truncation - the dynamic
@@ -8,6 +11,7 @@ cut, or gap-protected fusion - and nothing is removed after it: a quota-protecte
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -17,15 +21,7 @@ from typing import Any
 import psycopg
 
 from backend.auth.identity import Identity
-from backend.confidence.routing import Route, decide_route
-from backend.config import MAX_MATCH_COUNT, Settings
-from backend.errors import DomainError, InvalidInput
-from backend.llm import LLM
-from backend.retrieval.budget import EvidenceBudget, budget_problem
-from backend.retrieval.params import Mode
-from backend.search.service import RetrievalService
-from backend.search.types import ScoredChunk, SearchRequest, SearchResult
-from backend.services.diagnostics import (
+from backend.chat.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
     EvidenceOptionsOut,
@@ -34,8 +30,19 @@ from backend.services.diagnostics import (
     RelevanceDiagnostics,
     TruncationDiagnostics,
 )
-from backend.services.gap_queries import generate_gap_queries
-from backend.services.pool_fusion import fuse_pools_with_gap_protection
+from backend.chat.fusion import fuse_pools_with_gap_protection
+from backend.chat.gap import generate_gap_queries, scarce
+from backend.confidence.routing import Route
+from backend.config import MAX_MATCH_COUNT, Settings
+from backend.errors import DomainError, InvalidInput
+from backend.llm import LLM
+from backend.retrieval.budget import EvidenceBudget, budget_problem
+from backend.retrieval.params import Mode
+from backend.search.diagnostics import WebDiagnostics
+from backend.search.service import RetrievalService
+from backend.search.types import ScoredChunk, SearchRequest, SearchResult
+from backend.search.web import WebChoice, search_beyond, web_passages
+from backend.web import WebSearch
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +85,7 @@ class Evidence:
     budget: EvidenceBudget
     diagnostics: EvidenceDiagnostics
     options: EvidenceOptions = field(default_factory=EvidenceOptions)
+    web: WebDiagnostics | None = None  # the web leg, when one ran
 
     @property
     def confidence(self) -> dict[str, Any]:
@@ -88,58 +96,66 @@ class Evidence:
         return self.diagnostics.route
 
 
-def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
-    """Evidence worth showing the model: shares a share of the query's terms, or is very close."""
-    return chunk.keyword_coverage >= settings.chat_min_keyword_coverage or (
-        chunk.similarity is not None and chunk.similarity >= settings.chat_min_similarity
+@dataclass(frozen=True)
+class EvidenceSources:
+    """What evidence is gathered from: the documents (as the caller), the model, the web."""
+
+    retrieval: RetrievalService
+    llm: LLM
+    web: WebSearch
+    settings: Settings
+
+
+async def gather(
+    question: str,
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
+    choice: WebChoice,
+    *,
+    sources: EvidenceSources,
+    identity: Identity,
+) -> Evidence:
+    """The turn's evidence, every search as `identity`: the main search and the route its confidence
+    decides, with the web beside it (choice True) or after it (auto, when the route is web_fallback);
+    then the relevance gate, the gap supplement, one fusion and one truncation (select)."""
+    s = sources.settings
+    beyond = await search_beyond(
+        lambda: main_search(question, sources.retrieval, budget, options, identity=identity),
+        question,
+        sources.web,
+        s,
+        choice,
+        caller=identity.cache_scope,
     )
-
-
-def scarce(
-    evidence: list[ScoredChunk],
-    confidence: dict[str, Any],
-    terms: list[str],
-    term_stats: dict[str, tuple[int, float]],
-    missing_share: float,
-) -> str | None:
-    """Why the evidence that would be written counts as scarce (the gap supplement's trigger), or None.
-
-    Scarce: confidence is low; fewer than two relevant chunks; or the question's distinctive terms
-    that the corpus has are missing from the evidence. Missing terms are weighed by idf, so a generic
-    word (控制, "use") does not send three extra searches, and a term no chunk contains is ignored:
-    a gap search cannot find what the corpus does not have.
-    """
-    if confidence.get("confidence_level") == "low":
-        return "confidence low"
-    if len(evidence) < 2:
-        return f"{len(evidence)} relevant chunk(s)"
-    missing = missing_terms(terms, evidence)
-    findable = [t for t in missing if term_stats.get(t, (0, 0.0))[0] > 0]
-    total = sum(term_stats.get(t, (0, 1.0))[1] for t in terms)
-    share = sum(term_stats[t][1] for t in findable) / total if total > 0 else 0.0
-    if findable and share >= missing_share:
-        return f"terms not in the evidence: {', '.join(findable)} ({share:.0%} of the question's idf)"
-    return None
-
-
-def missing_terms(terms: list[str], chunks: list[ScoredChunk]) -> list[str]:
-    """The question's significant terms that appear in none of the chunks (title, headings, text)."""
-    tokens: set[str] = set()
-    for chunk in chunks:
-        tokens.update(chunk.content_tokens.split())
-    return [t for t in terms if t not in tokens]
+    passages = await asyncio.to_thread(
+        web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, s
+    )
+    if beyond.web is not None:
+        beyond.web.passages = len(passages)
+    evidence = await asyncio.to_thread(
+        select,
+        question,
+        beyond.search,
+        beyond.route,
+        passages,
+        options,
+        budget,
+        sources=sources,
+        identity=identity,
+    )
+    evidence.web = beyond.web
+    return evidence
 
 
 def main_search(
     question: str,
     retrieval: RetrievalService,
-    settings: Settings,
+    budget: EvidenceBudget,
     options: EvidenceOptions,
     *,
     identity: Identity,
 ) -> SearchResult:
     """The turn's one main search, with the seed's recall budgets (its confidence decides the route)."""
-    budget = options.budget(settings)
     return retrieval.search(
         SearchRequest(
             query=question,
@@ -157,38 +173,32 @@ def main_search(
     )
 
 
-def route_for(confidence: dict[str, Any], settings: Settings, *, web_available: bool) -> Route:
-    """What the turn does with its documents (overall-score-confidence.md §8, backend/confidence/routing):
-    answer from them; ask which document is meant (two relevant ones compete); go to the web, or say
-    they do not hold the answer when no web search is available for this request."""
-    if not settings.chat_clarify_enabled:
-        confidence = {**confidence, "need_hitl": False}
-    return decide_route(confidence, web_available=web_available, clarify_levels=settings.chat_clarify_levels)
+def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
+    """Evidence worth showing the model: shares a share of the query's terms, or is very close."""
+    return chunk.keyword_coverage >= settings.chat_min_keyword_coverage or (
+        chunk.similarity is not None and chunk.similarity >= settings.chat_min_similarity
+    )
 
 
-def gather_evidence(
+def select(
     question: str,
-    retrieval: RetrievalService,
-    llm: LLM,
-    settings: Settings,
-    options: EvidenceOptions | None = None,
+    search: SearchResult,
+    route: Route,
+    web: Sequence[ScoredChunk],
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
     *,
+    sources: EvidenceSources,
     identity: Identity,
-    search: SearchResult | None = None,
-    route: Route = "answer",
-    web: Sequence[ScoredChunk] = (),
 ) -> Evidence:
-    """The turn's evidence, truncated once: the main search (run here unless given), a gap supplement
-    when it is scarce, and web passages; every search runs as `identity`.
+    """The evidence of a main search and web passages, truncated once (blocking: run it in a thread).
 
     route "web_fallback" / "not_in_documents": the documents do not answer the question, so no local
     chunk is evidence (a question the documents cannot answer is never answered from them): only the
     web passages, if any.
     """
     started = time.perf_counter()
-    s, options = settings, options or EvidenceOptions()
-    budget = options.budget(s)
-    search = search or main_search(question, retrieval, s, options, identity=identity)
+    s, retrieval = sources.settings, sources.retrieval
     beyond = route in ("web_fallback", "not_in_documents")
     main = [] if beyond else search.results  # local_recall_k chunks, not yet truncated
     relevant_main = [c for c in main if is_relevant(c, s)]
@@ -200,7 +210,7 @@ def gather_evidence(
 
     if reason or web:
         chunks, gap, truncation = _fused(
-            question, search, main, options, budget, retrieval, llm, s, reason, identity, web
+            question, search, main, options, budget, sources, reason, identity, web
         )
         considered = gap.pool_fusion.total_reranked if gap.pool_fusion else len(chunks)
         relevance = RelevanceDiagnostics(kept=len(chunks), dropped=considered - len(chunks))
@@ -237,20 +247,21 @@ def _fused(
     main: list[ScoredChunk],
     options: EvidenceOptions,
     budget: EvidenceBudget,
-    retrieval: RetrievalService,
-    llm: LLM,
-    s: Settings,
+    sources: EvidenceSources,
     reason: str | None,
     identity: Identity,
     web: Sequence[ScoredChunk],
 ) -> tuple[list[ScoredChunk], GapDiagnostics, TruncationDiagnostics]:
     """One fusion of the main pool with the protected pool: gap-search chunks (when the evidence is
     scarce) and web passages. Both are what the main search missed, so both get the gap quota."""
+    s = sources.settings
     gap_pool: list[ScoredChunk] = []
     failed: list[str] = []
     queries, method, gap_top_k = [], None, None
     if reason:
-        generated = generate_gap_queries(question, main[: budget.write_k], llm, s.chat_gap_max_queries)
+        generated = generate_gap_queries(
+            question, main[: budget.write_k], sources.llm, s.chat_gap_max_queries
+        )
         queries, method, gap_top_k = generated.queries, generated.method, max(5, budget.step_k // 2)
         for query in queries:
             # Gap searches keep the main search's effective filter (inferred and relaxed as it was).
@@ -264,7 +275,7 @@ def _fused(
                 reranker=options.reranker,
             )
             try:
-                gap_pool.extend(retrieval.search(request, identity=identity).results)
+                gap_pool.extend(sources.retrieval.search(request, identity=identity).results)
             except (DomainError, psycopg.Error) as exc:
                 logger.warning("[chat] gap supplement search failed for %r: %s", query, exc)
                 failed.append(query)
@@ -276,7 +287,7 @@ def _fused(
         top_k=budget.step_k,
         gap_ratio=s.chat_gap_ratio,
         rank_pool_multiplier=s.chat_rank_pool_multiplier,
-        rerank=global_rerank(search, retrieval, s, identity),
+        rerank=global_rerank(search, sources.retrieval, s, identity),
         diag=fusion,
     )
     gap = GapDiagnostics(

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.confidence.routing import Route
 from backend.search.diagnostics import SearchDiagnostics, WebDiagnostics
 
 
@@ -92,7 +93,7 @@ class EvidenceOptionsOut(_Diag):
 
 class EvidenceDiagnostics(_Diag):
     options: EvidenceOptionsOut
-    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
+    route: Route = Field(
         description="answer from the documents; clarify (two relevant documents compete); web_fallback "
         "(the documents do not hold the answer: web evidence only); not_in_documents (the same, with no "
         "web search for this request: the reply says so)"

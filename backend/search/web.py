@@ -18,14 +18,13 @@ from typing import Literal
 
 import numpy as np
 
-from backend.confidence.routing import Route
+from backend.confidence.routing import Route, route_for
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.chunking import chunk_text
 from backend.ingest.prepare import embedding_text, sha256
 from backend.search.diagnostics import WebDiagnostics
 from backend.search.types import ScoredChunk, SearchResult
-from backend.services.evidence import route_for
 from backend.text import clean_document_text, index_tokens
 from backend.web import (
     DedupResult,

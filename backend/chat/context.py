@@ -14,15 +14,15 @@ import math
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
+from backend.chat.diagnostics import ContextDiagnostics, ContextDropOut, DropReason
 from backend.config import Settings
 from backend.llm import Turn, load_prompt
 from backend.llm.base import SourceText
 from backend.llm.prompts import format_source
 from backend.llm.token_count import TokenCounter
 from backend.search.types import ScoredChunk
-from backend.services.diagnostics import ContextDropOut, DropReason
 from backend.telemetry import Metrics
 from backend.text.tokens import estimate_tokens, truncate_to_tokens
 from backend.web.dedup import Fingerprint
@@ -49,6 +49,20 @@ class BuiltContext:
     counter_error: str | None = None
     dropped: list[ContextDropOut] = field(default_factory=list)
     ms: float = 0.0
+
+    def report(self, settings: Settings, *, shown: int, extra: int) -> ContextDiagnostics:
+        """What the context held and left out: `shown` sources in the model's context (0 for a reply
+        that needs no model), `extra` numbered after them, and the budget they were fitted in."""
+        built = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("sources", "chunks")}
+        return ContextDiagnostics.model_validate(
+            {
+                **built,
+                "sources": shown,
+                "extra_sources": extra,
+                "budget_tokens": settings.context_max_tokens,
+                "reply_reserve_tokens": settings.context_reply_tokens,
+            }
+        )
 
 
 class ContextBuilder:

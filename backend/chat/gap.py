@@ -1,11 +1,12 @@
-"""Gap queries: self-contained searches for what the evidence so far does not cover."""
+"""The gap supplement: when the evidence is scarce (its trigger), and the self-contained searches for what
+the evidence so far does not cover (its queries)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from backend.errors import ProviderError
 from backend.llm import LLM, load_prompt
@@ -77,3 +78,38 @@ def _dedupe(candidates: Sequence[str], question: str, limit: int) -> list[str]:
         if query and query != question and query not in out:
             out.append(query)
     return out[:limit]
+
+
+def scarce(
+    evidence: list[ScoredChunk],
+    confidence: dict[str, Any],
+    terms: list[str],
+    term_stats: dict[str, tuple[int, float]],
+    missing_share: float,
+) -> str | None:
+    """Why the evidence that would be written counts as scarce (the gap supplement's trigger), or None.
+
+    Scarce: confidence is low; fewer than two relevant chunks; or the question's distinctive terms
+    that the corpus has are missing from the evidence. Missing terms are weighed by idf, so a generic
+    word (控制, "use") does not send three extra searches, and a term no chunk contains is ignored:
+    a gap search cannot find what the corpus does not have.
+    """
+    if confidence.get("confidence_level") == "low":
+        return "confidence low"
+    if len(evidence) < 2:
+        return f"{len(evidence)} relevant chunk(s)"
+    missing = missing_terms(terms, evidence)
+    findable = [t for t in missing if term_stats.get(t, (0, 0.0))[0] > 0]
+    total = sum(term_stats.get(t, (0, 1.0))[1] for t in terms)
+    share = sum(term_stats[t][1] for t in findable) / total if total > 0 else 0.0
+    if findable and share >= missing_share:
+        return f"terms not in the evidence: {', '.join(findable)} ({share:.0%} of the question's idf)"
+    return None
+
+
+def missing_terms(terms: list[str], chunks: list[ScoredChunk]) -> list[str]:
+    """The question's significant terms that appear in none of the chunks (title, headings, text)."""
+    tokens: set[str] = set()
+    for chunk in chunks:
+        tokens.update(chunk.content_tokens.split())
+    return [t for t in terms if t not in tokens]
