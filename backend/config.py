@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from backend.budget import budget_problem
+
 ConfidenceLevel = Literal["low", "medium", "high"]
 DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
 SUPABASE_TRANSACTION_POOLER_PORT = 6543
@@ -485,7 +487,6 @@ class Settings(BaseSettings):
     def _budget_problems(self) -> list[str]:
         """The chat budgets derived from LOCAL/STEP/WRITE_TOP_K must fit the search limits, or every
         /chat would fail at run time with an error that blames the user."""
-        from backend.retrieval.budget import budget_problem
 
         problem = budget_problem(
             self.local_top_k or self.rag_top_k_max,

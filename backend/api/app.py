@@ -17,9 +17,9 @@ from backend.api.page import install_page
 from backend.api.request_context import REQUEST_ID_HEADER
 from backend.api.routes import chat, client, conversations, documents, metrics, research, search
 from backend.api.text_hygiene import refuse_unstorable_text
+from backend.composition import Services, build_services
 from backend.config import Settings, get_settings
 from backend.embeddings.query_cache import warm_up
-from backend.services.container import Services, build_services
 from backend.telemetry import RequestMetrics
 
 DESCRIPTION = """

@@ -21,6 +21,7 @@ from typing import Any
 import psycopg
 
 from backend.auth.identity import Identity
+from backend.budget import EvidenceBudget, budget_problem
 from backend.chat.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
@@ -36,7 +37,6 @@ from backend.confidence.routing import Route
 from backend.config import MAX_MATCH_COUNT, Settings
 from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
-from backend.retrieval.budget import EvidenceBudget, budget_problem
 from backend.retrieval.params import Mode
 from backend.search.diagnostics import WebDiagnostics
 from backend.search.service import RetrievalService

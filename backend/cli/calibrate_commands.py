@@ -56,7 +56,7 @@ _WEIGHTS = ("alpha", "beta", "w1", "w2", "w3")
 
 
 def _with_weights(base: Policy, assignments: list[str]) -> Policy:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     changes: dict[str, Any] = {}
     for item in assignments:
@@ -72,7 +72,7 @@ def _with_weights(base: Policy, assignments: list[str]) -> Policy:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """Read the labels, calibrate, write the next policy version and print what was decided."""
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     rows = read_labels(args.labels_file)
     try:
@@ -105,7 +105,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 def read_labels(path: Path) -> list[dict[str, Any]]:
     """The JSONL rows, each checked; an error names the line."""
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

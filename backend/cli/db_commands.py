@@ -67,7 +67,7 @@ def status(args: argparse.Namespace) -> int:
 
 
 def ship_sql(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.db.migration_lock import MigrationLockError, require_intact
     from backend.db.ship_sql import ShipSqlError, ship_sql
 
@@ -87,7 +87,7 @@ def ship_sql(args: argparse.Namespace) -> int:
 
 
 def new_migration(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.db.migration_lock import MigrationLockError, require_intact
 
     try:
@@ -103,7 +103,7 @@ def new_migration(args: argparse.Namespace) -> int:
 
 
 def lock(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.db.migration_lock import MigrationLockError, record_unrecorded
 
     try:

@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from backend.config import get_settings
+from backend.documents.ingestion import IngestionService, IngestSummary
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
 from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits
-from backend.services.ingestion import IngestionService, IngestSummary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,8 +59,8 @@ def iter_inputs(
 
 
 def run(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
-    from backend.services.container import build_services
+    from backend.cli.errors import CliError
+    from backend.composition import build_services
 
     paths = list(args.paths) + list(args.jsonl)
     if not paths:
@@ -135,8 +135,8 @@ def register_reembed(sub: argparse._SubParsersAction) -> None:
 
 
 def run_reembed(args: argparse.Namespace) -> int:
-    from backend.services.container import build_services
-    from backend.services.reembed import reembed
+    from backend.composition import build_services
+    from backend.documents.reembed import reembed
 
     services = build_services(get_settings())
     try:

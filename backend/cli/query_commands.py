@@ -8,9 +8,9 @@ import json
 
 from backend.auth import LOCAL_IDENTITY
 from backend.chat.service import ChatReply, ChatRequest
+from backend.composition import Services
 from backend.config import get_settings
 from backend.search.types import SearchRequest
-from backend.services.container import Services
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    from backend.services.container import build_services
+    from backend.composition import build_services
 
     services = build_services(get_settings())
     try:
@@ -76,7 +76,7 @@ async def _ask(services: Services, question: str) -> ChatReply:
 
 
 def ask(args: argparse.Namespace) -> int:
-    from backend.services.container import build_services
+    from backend.composition import build_services
 
     services = build_services(get_settings())
     try:

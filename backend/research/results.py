@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 
@@ -20,9 +20,7 @@ from backend.research.diagnostics import (
 )
 from backend.research.graph import ResearchOutcome
 from backend.research.model import ResearchModel
-
-if TYPE_CHECKING:
-    from backend.research.service import PreparedRun
+from backend.research.types import PreparedRun
 
 # A run still "running" this long after its deadline was cut off by a restart: shown as interrupted.
 INTERRUPTED_AFTER_S = 120.0

@@ -11,7 +11,6 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from backend.auth.identity import Identity
@@ -26,7 +25,6 @@ from backend.research.budget import RunBudget
 from backend.research.graph import run_graph
 from backend.research.model import ResearchModel
 from backend.research.presets import (
-    Preset,
     RunLimits,
     effective_step_k,
     effective_write_k,
@@ -35,32 +33,13 @@ from backend.research.presets import (
 )
 from backend.research.results import error_record, response_body, run_view
 from backend.research.sections import RunContext
-from backend.research.types import Emit, ResearchRequest
+from backend.research.types import Emit, PreparedRun, ResearchRequest
 from backend.retrieval.filters import to_containment
 from backend.search.service import RetrievalService
-from backend.search.web import WebChoice
 from backend.text import clean_query
 from backend.web import WebSearch
 
 _STOP = object()  # the stream's end-of-run marker
-
-
-@dataclass(frozen=True)
-class PreparedRun:
-    """A validated request with its run row created; nothing has been searched yet."""
-
-    run_id: uuid.UUID
-    identity: Identity
-    question: str  # as the user wrote it (stored, shown)
-    query: str  # normalised: what research starts from
-    conversation_id: uuid.UUID | None
-    history: list[Turn]
-    preset: Preset
-    limits: RunLimits
-    step_k: int
-    write_k: int
-    filters: dict[str, Any] | None
-    web: WebChoice
 
 
 class ResearchService:

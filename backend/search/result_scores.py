@@ -11,8 +11,8 @@ from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder
 from backend.errors import DomainError
 from backend.retrieval.scoring import chunk_score
+from backend.search.diagnostics import ScoreDiagnostics
 from backend.search.types import ScoredChunk
-from backend.search.where_diagnostics import ScoreDiagnostics
 
 logger = logging.getLogger(__name__)
 

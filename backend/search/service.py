@@ -22,7 +22,6 @@ from backend.errors import InvalidInput
 from backend.rerank import HeuristicReranker, Reranker
 from backend.retrieval.filters import compile_filter
 from backend.retrieval.params import Mode
-from backend.retrieval.where_builder import WhereBuilder
 from backend.search.candidates import idfs, score_candidates, similarity_source
 from backend.search.cut import CutRules, cut
 from backend.search.policies import SearchPolicies
@@ -31,9 +30,10 @@ from backend.search.reranking import apply_reranker, choose_reranker
 from backend.search.rescore import foreign_chunks, rescore
 from backend.search.result_scores import score_without_vectors
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
-from backend.search.where_diagnostics import WhereDiagnostics
 from backend.telemetry import Metrics
 from backend.text import clean_query, query_terms
+from backend.where.builder import WhereBuilder
+from backend.where.diagnostics import WhereDiagnostics
 
 logger = logging.getLogger(__name__)
 

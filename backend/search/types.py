@@ -60,7 +60,7 @@ class ScoredChunk:
     policy_score: float | None = None
     model_score: float | None = None
     scored_by: str = "heuristic"
-    # Web evidence (backend/services/web_evidence.py) is scored and fused like a chunk; it has no row
+    # Web evidence (backend/search/web.py) is scored and fused like a chunk; it has no row
     # in chunks (its chunk_id is negative, unique within one request) and cites its page instead.
     kind: Literal["local", "web"] = "local"
     url: str | None = None

@@ -25,11 +25,11 @@ from typing import Any
 from backend.auth import LOCAL_IDENTITY
 from backend.chat.citations import validate_citations
 from backend.chat.service import ChatReply, ChatRequest
+from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.ingest.loaders import load_path
 from backend.llm.base import LLM, SourceText, Turn
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import Services, build_services
 from bench.answers.report import render
 from bench.answers.scoring import Judged, as_record, judge, load_answers, sample_ids, summarise
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log

@@ -16,13 +16,13 @@ import numpy as np
 import psycopg
 
 from backend.auth import LOCAL_IDENTITY
+from backend.composition import Services
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.errors import InvalidInput
 from backend.retrieval.params import HybridParams, Mode
 from backend.search.policies import SearchPolicies
 from backend.search.service import RetrievalService
 from backend.search.types import SearchRequest
-from backend.services.container import Services
 from backend.text import query_terms
 from bench.common import supabase_ref
 

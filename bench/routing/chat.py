@@ -6,7 +6,7 @@ import asyncio
 
 from backend.auth import LOCAL_IDENTITY
 from backend.chat.service import ChatRequest, ChatService
-from backend.services.container import Services
+from backend.composition import Services
 from bench.common import log
 from bench.routing.records import ChatRecord
 from bench.routing.split import Question

@@ -6,8 +6,8 @@ from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
 from backend.chat.evidence import EvidenceOptions
+from backend.composition import Services
 from backend.search.types import SearchRequest
-from backend.services.container import Services
 from backend.text import query_terms
 from bench.common import log
 from bench.routing.records import QuestionRecord, search_record

@@ -12,9 +12,9 @@ from psycopg_pool import ConnectionPool
 from backend.auth.identity import cache_scope
 from backend.db.repositories import documents as documents_repo
 from backend.db.repositories.documents import ChunkToReembed
+from backend.documents.embedding_store import embed_with_cache
 from backend.embeddings import Embedder
 from backend.ingest.prepare import embedding_text, sha256
-from backend.services.embedding_store import embed_with_cache
 
 
 @dataclass

@@ -15,20 +15,20 @@ from backend.config import Settings
 from backend.db import migrations
 from backend.db.connection import create_pool, resolve_database_url
 from backend.db.database import Database
+from backend.documents.ingestion import IngestionService
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
 from backend.llm import LLM, create_llm
+from backend.llm.instrumented import instrument_llm
 from backend.llm.token_count import create_token_counter
 from backend.rerank import Reranker, create_rerankers
 from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
 from backend.search.policies import SearchPolicies
 from backend.search.service import RetrievalService
-from backend.services.ingestion import IngestionService
-from backend.services.where import build_where_builder
 from backend.telemetry import Metrics
-from backend.telemetry.llm import instrument_llm
 from backend.web import PostgresWebCache, WebSearch, create_web_search
+from backend.where.vocabulary import build_where_builder
 
 
 @dataclass

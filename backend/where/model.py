@@ -13,7 +13,7 @@ from typing import Any
 
 from backend.llm import LLM, load_prompt
 from backend.llm.prompts import neutralise
-from backend.retrieval.where_rules import Inferred, Vocabulary
+from backend.where.rules import Inferred, Vocabulary
 
 MAX_PROMPT_TAGS = 200  # the most frequent tags the model is shown
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, NamedTuple
 
-from backend.retrieval import where_dates as d
+from backend.where import dates as d
 
 DateField = Literal["created_at", "updated_at"]
 

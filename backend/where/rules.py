@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from backend.retrieval.where_cues import document_cue
-from backend.retrieval.where_time import find_times
+from backend.where.cues import document_cue
+from backend.where.time_phrases import find_times
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from backend.errors import ConfigurationError, ProviderError
 from backend.llm import LLM
 from backend.llm.gemini import GeminiLLM
 from backend.retrieval.filters import to_containment
-from backend.retrieval.where_builder import WhereBuilder
-from backend.retrieval.where_rules import Vocabulary
+from backend.where.builder import WhereBuilder
+from backend.where.rules import Vocabulary
 
 VOCABULARY_FIELDS = ("tags", "lang", "media_type", "content_type")
 _MAX_CALLERS = 1024  # cached vocabularies (one per caller: row-level security decides what each sees)

@@ -6,8 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.retrieval.scoring import INDEX_METRIC, SCORE_MEANING
-from backend.retrieval.where_builder import WherePlan
+from backend.where.builder import WherePlan
 
 
 class _Diag(BaseModel):
@@ -101,18 +100,3 @@ class WhereDiagnostics(_Diag):
             if condition.status == "applied":
                 condition.status = "relaxed"
                 condition.reason = "the filtered search found nothing"
-
-
-class ScoreDiagnostics(_Diag):
-    """The results' `score` (docs/scores.md) and what min_score did."""
-
-    meaning: str = Field(default=SCORE_MEANING, description="what a result's score is")
-    metric: str = Field(
-        default=INDEX_METRIC, description="what the index returns, mapped by score_from_distance"
-    )
-    min_score: float | None = Field(default=None, description="the request's min_score")
-    below_min_score: int = Field(default=0, description="ranked chunks min_score removed")
-    unscored: int = Field(
-        default=0, description="chunks without a score (no embedding of theirs in the query's model)"
-    )
-    best_score: float | None = Field(default=None, description="the highest score among the candidates")

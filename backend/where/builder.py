@@ -23,8 +23,8 @@ from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.errors import DomainError, InvalidInput
 from backend.llm import LLM
-from backend.retrieval.where_llm import WhereModelError, infer_with_model
-from backend.retrieval.where_rules import Inferred, Vocabulary, infer_rules
+from backend.where.model import WhereModelError, infer_with_model
+from backend.where.rules import Inferred, Vocabulary, infer_rules
 
 logger = logging.getLogger(__name__)
 

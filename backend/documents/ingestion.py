@@ -29,12 +29,12 @@ from backend.auth.identity import Identity, cache_scope
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import documents as documents_repo
+from backend.documents.bulk_load import BulkLoad, BulkLoadStats
+from backend.documents.embedding_store import embed_with_cache, forget_embeddings
 from backend.embeddings import Embedder
 from backend.errors import DomainError, InvalidInput, ProviderError
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.prepare import PreparedChunk, PreparedDocument, prepare_document
-from backend.services.bulk_load import BulkLoad, BulkLoadStats
-from backend.services.embedding_store import embed_with_cache, forget_embeddings
 
 logger = logging.getLogger(__name__)
 
