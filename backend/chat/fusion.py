@@ -46,35 +46,13 @@ def fuse_pools_with_gap_protection(
     """Rerank main + gap candidates once and return the top_k, holding at least the gap quota."""
     _validate(top_k, gap_ratio, rank_pool_multiplier, gap_min_keep)
 
-    # Step 1: the _pool_tag. It lives beside the items (key -> pool) so the reranker sees plain items
-    # and Step 5 ("strip the tag") has nothing to undo. An item in both pools counts once, as main:
-    # the seed is silent on overlaps; main is tagged first, so main wins.
-    pool_of: dict[Hashable, str] = {}
-    candidates: list[T] = []
-    duplicates = 0
-    for pool, items in ((MAIN, main), (GAP, gap)):
-        for item in items:
-            k = key(item)
-            if k in pool_of:
-                duplicates += 1
-                continue
-            pool_of[k] = pool
-            candidates.append(item)
+    candidates, pool_of, duplicates = _tagged(main, gap, key)  # Step 1
     n_gap = sum(1 for p in pool_of.values() if p == GAP)
     n_main = len(candidates) - n_gap
     total = len(candidates)
 
     desired = gap_min_keep if gap_min_keep is not None else ceil_count(top_k * gap_ratio)
-    effective = min(desired, n_gap, top_k)
-    # An empty gap pool means "no quota constraint" (seed 2.3), so it is not worth a warning.
-    if n_gap and desired > n_gap:
-        logger.warning(
-            "[fuse_pools] gap pool too small: desired_quota=%d but only %d gap candidates available "
-            "— using %d as effective quota",
-            desired,
-            n_gap,
-            effective,
-        )
+    effective = _effective_quota(desired, n_gap, top_k)
 
     # Step 2: one global rerank; the first rank_pool_k of its order form the ranked pool ("榜").
     rank_pool_k = min(max(ceil_count(top_k * rank_pool_multiplier), top_k + n_gap), total)
@@ -123,6 +101,44 @@ def fuse_pools_with_gap_protection(
             "reranker_dropped": total - len(ordered),
         }
     return output
+
+
+def _tagged(
+    main: Iterable[T], gap: Iterable[T], key: Callable[[T], Hashable]
+) -> tuple[list[T], dict[Hashable, str], int]:
+    """Step 1, the _pool_tag: the candidates, each one's pool, and how many repeated an earlier one.
+
+    The tag lives beside the items (key -> pool) so the reranker sees plain items and Step 5 ("strip
+    the tag") has nothing to undo. An item in both pools counts once, as main: the seed is silent on
+    overlaps; main is tagged first, so main wins.
+    """
+    pool_of: dict[Hashable, str] = {}
+    candidates: list[T] = []
+    duplicates = 0
+    for pool, items in ((MAIN, main), (GAP, gap)):
+        for item in items:
+            k = key(item)
+            if k in pool_of:
+                duplicates += 1
+                continue
+            pool_of[k] = pool
+            candidates.append(item)
+    return candidates, pool_of, duplicates
+
+
+def _effective_quota(desired: int, n_gap: int, top_k: int) -> int:
+    """The gap quota that can be held: no more than the gap pool has, nor than top_k."""
+    effective = min(desired, n_gap, top_k)
+    # An empty gap pool means "no quota constraint" (seed 2.3), so it is not worth a warning.
+    if n_gap and desired > n_gap:
+        logger.warning(
+            "[fuse_pools] gap pool too small: desired_quota=%d but only %d gap candidates available "
+            "— using %d as effective quota",
+            desired,
+            n_gap,
+            effective,
+        )
+    return effective
 
 
 def _validate(top_k: int, gap_ratio: float, multiplier: float, gap_min_keep: int | None) -> None:
