@@ -40,6 +40,23 @@ class SearchSettings(BaseModel):
     rag_candidate_count: int | None = Field(
         default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
     )
+    rag_common_term_ratio: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="A term in more than max(ratio x chunks, RAG_COMMON_TERM_MIN_DF) chunks is left out of "
+        "the full-text match (it still scores the rows that match). sql/README.md.",
+    )
+    rag_common_term_min_df: int = Field(default=5000, ge=0, description="See RAG_COMMON_TERM_RATIO.")
+    rag_match_df_budget: int = Field(
+        default=2000,
+        ge=1,
+        description="The full-text match uses the rarest terms while their document frequencies add up "
+        "to at most this (bounds the rows the leg scores). sql/README.md.",
+    )
+    rag_length_norm: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="b of the full-text score's length normalisation."
+    )
     rag_exact_scan_threshold: int = Field(
         default=3000,
         ge=0,

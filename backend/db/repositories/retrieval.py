@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from backend.errors import EmbeddingModelMismatch
-from backend.retrieval.params import HYBRID, MATCH, HybridParams
+from backend.retrieval.params import HYBRID, MATCH, TERMS, HybridParams
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def prefetch(
             params=params,
         )
     totals = chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
-    return Prefetched(rows, totals, term_statistics(conn, query_text=query_text))
+    return Prefetched(rows, totals, term_statistics(conn, query_text=query_text, params=params))
 
 
 def hybrid_search(
@@ -159,9 +159,17 @@ def similarities(
     return {int(r[0]): float(r[1]) for r in rows}
 
 
-def term_statistics(conn: psycopg.Connection, *, query_text: str) -> dict[str, tuple[int, float]]:
-    """Per query term: (chunks containing it, its idf), as hybrid_search's full-text leg weighs it."""
+def term_statistics(
+    conn: psycopg.Connection, *, query_text: str, params: HybridParams | None = None
+) -> dict[str, tuple[int, float]]:
+    """Per query term: (chunks containing it, its idf), as hybrid_search's full-text leg weighs it
+    (with `params`' common-term knobs; None: the SQL defaults)."""
     if not query_text.strip():
         return {}
-    row = conn.execute("select terms from public.hybrid_search_terms(%s)", (query_text,)).fetchone()
+    args = {"query_text": query_text, **(params.sql_args(TERMS) if params else {})}
+    named = sql.SQL(", ").join(
+        sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in args
+    )
+    statement = sql.SQL("select terms from public.hybrid_search_terms({})").format(named)
+    row = conn.execute(statement, args).fetchone()
     return {t["lexeme"]: (int(t["df"]), float(t["idf"])) for t in (row[0] if row else [])}
