@@ -15,7 +15,7 @@ MAX_FUNCTION_LINES = 80
 # Lowest first. A package may import from the layers below its own, never from its own layer's other
 # packages or from above. "backend" is the package root (PROJECT_ROOT and the version).
 LAYERS: list[set[str]] = [
-    {"backend", "errors", "budget", "text", "settings"},
+    {"backend", "errors", "budget", "text", "settings", "versioned"},
     {"config"},
     {"auth", "telemetry", "retrieval", "confidence", "rerank"},
     {"llm", "embeddings", "db"},
