@@ -34,7 +34,7 @@ from backend.research.presets import (
 from backend.research.results import error_record, response_body, run_view
 from backend.research.sections import RunContext
 from backend.research.types import Emit, PreparedRun, ResearchRequest
-from backend.retrieval.filters import to_containment
+from backend.retrieval.filters import compile_filter
 from backend.search.service import RetrievalService
 from backend.text import clean_query
 from backend.web import WebSearch
@@ -69,7 +69,7 @@ class ResearchService:
         if len(query) > s.max_query_chars:
             raise InvalidInput(f"question has {len(query)} characters; the limit is {s.max_query_chars}")
         # an unknown filter key or one over FILTER_MAX_SIZE is a 422 now, not when the run searches
-        to_containment(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
+        compile_filter(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
         name = request.preset or s.research_default_preset
         chosen = preset(name, s)
         step_k = effective_step_k(chosen, request.step_top_k, s)

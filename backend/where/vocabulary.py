@@ -14,7 +14,7 @@ from backend.db.repositories import vocabulary as vocabulary_repo
 from backend.errors import ConfigurationError, ProviderError
 from backend.llm import LLM
 from backend.llm.gemini import GeminiLLM
-from backend.retrieval.filters import to_containment
+from backend.retrieval.filters import compile_filter
 from backend.where.builder import WhereBuilder
 from backend.where.rules import Vocabulary
 
@@ -91,6 +91,6 @@ def build_where_builder(settings: Settings, db: Database, *, llm: LLM | None = N
     return WhereBuilder(
         settings,
         vocabulary.get,
-        lambda filters: to_containment(filters, whitelist, max_size=settings.filter_max_size),
+        lambda filters: compile_filter(filters, whitelist, max_size=settings.filter_max_size),
         llm=llm if use_model else None,
     )

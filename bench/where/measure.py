@@ -10,7 +10,7 @@ from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
 from backend.config import DEFAULT_METADATA_WHITELIST
-from backend.retrieval.filters import DATE_FIELDS, to_containment
+from backend.retrieval.filters import DATE_FIELDS, compile_filter
 from backend.where.builder import WhereBuilder
 from backend.where.rules import Inferred, Vocabulary
 from bench.common import bench_settings
@@ -57,7 +57,7 @@ def make_builder() -> WhereBuilder:
     return WhereBuilder(
         settings,
         lambda identity: VOCABULARY,
-        lambda filters: to_containment(filters, whitelist),
+        lambda filters: compile_filter(filters, whitelist),
         clock=lambda: NOW,
     )
 

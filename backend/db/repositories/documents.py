@@ -247,19 +247,6 @@ def delete_document(
     return cur.rowcount > 0
 
 
-def chunk_hashes(conn: psycopg.Connection, *, chunk_ids: Sequence[int]) -> dict[int, str]:
-    """Current content hash of each chunk id that still exists (for stale-citation checks)."""
-    rows = conn.execute(
-        "select id, content_hash from chunks where id = any(%s)", (list(chunk_ids),)
-    ).fetchall()
-    return {r[0]: r[1] for r in rows}
-
-
-def embedding_models_in_use(conn: psycopg.Connection) -> list[tuple[int, str]]:
-    """The (dims, model) pairs the stored chunks were embedded with."""
-    return [(r[0], r[1]) for r in conn.execute("select * from embedding_spaces()").fetchall()]
-
-
 @dataclass(frozen=True)
 class ChunkToReembed:
     id: int
