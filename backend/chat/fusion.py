@@ -39,7 +39,7 @@ def fuse_pools_with_gap_protection(
     rank_pool_multiplier: float,
     gap_min_keep: int | None = None,
     *,
-    rerank: Rerank,
+    rerank: Rerank[T],
     key: Callable[[T], Hashable] = default_key,
     diag: dict[str, Any] | None = None,
 ) -> list[T]:
@@ -153,7 +153,7 @@ def _validate(top_k: int, gap_ratio: float, multiplier: float, gap_min_keep: int
 
 
 def _reranked(
-    rerank: Rerank, candidates: list[T], key: Callable[[T], Hashable], pool_of: dict[Hashable, str]
+    rerank: Rerank[T], candidates: list[T], key: Callable[[T], Hashable], pool_of: dict[Hashable, str]
 ) -> list[T]:
     """The reranker's order, best first. A candidate it leaves out is dropped (e.g. a relevance floor
     or a per-document cap); an item that was never a candidate is a bug in the reranker."""

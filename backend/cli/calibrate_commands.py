@@ -21,7 +21,7 @@ from backend.confidence.policy import (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("calibrate", help="calibrate confidence thresholds from labelled queries (JSONL)")
     p.add_argument(
         "labels_file",

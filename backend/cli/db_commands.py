@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 
 from backend import PROJECT_ROOT
-from backend.config import get_settings
+from backend.config import Settings, get_settings
 from backend.db import migrations
 from backend.db.connection import redact, resolve_database_url
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     db = sub.add_parser("db", help="database: migrate, inspect, ship SQL changes")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     db_sub.add_parser(
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     db_sub.add_parser("stop", help="stop the embedded server").set_defaults(handler=stop)
 
 
-def _describe(settings) -> str:
+def _describe(settings: Settings) -> str:
     if settings.uses_embedded_db:
         return f"embedded PostgreSQL in {settings.embedded_db_dir.resolve()}"
     return f"external database {redact(settings.database_url)}"

@@ -16,7 +16,7 @@ from backend.ingest.loaders import load_path
 from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ingest", help="ingest files, folders and BEIR-style .jsonl files")
     p.add_argument("paths", nargs="*", type=Path, help=".md .txt .html .pdf .jsonl files or folders")
     p.add_argument("--jsonl", action="append", type=Path, default=[], help="a BEIR corpus.jsonl (repeatable)")
@@ -129,7 +129,7 @@ def print_summary(summary: IngestSummary) -> None:
         print(f"  failed: {failure.external_id}: {failure.error}")
 
 
-def register_reembed(sub: argparse._SubParsersAction) -> None:
+def register_reembed(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("reembed", help="re-embed chunks stored by another model with the current one")
     p.set_defaults(handler=run_reembed)
 

@@ -13,7 +13,7 @@ from backend.config import get_settings
 from backend.search.types import SearchRequest
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = sub.add_parser("search", help="retrieve: hybrid prefetch -> rerank -> dynamic top-k")
     s.add_argument("query")
     s.add_argument("--top-k", type=int, default=None)

@@ -12,7 +12,7 @@ from backend.config import get_settings
 DEMO_CORPUS = PROJECT_ROOT / "demo" / "corpus"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = sub.add_parser("serve", help="serve the HTTP API")
     s.add_argument("--host", default=None)
     s.add_argument("--port", type=int, default=None)

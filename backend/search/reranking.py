@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from backend.errors import InvalidInput
 from backend.rerank import RerankDocument, Reranker, RerankError
+from backend.rerank.base import Ranked
 from backend.search.diagnostics import RerankerOut
 from backend.search.types import ScoredChunk
 from backend.telemetry import Metrics
@@ -86,7 +87,7 @@ def apply_reranker(
     return _reordered(ranked, order, reranker.name), out
 
 
-def _reordered(ranked: list[ScoredChunk], order: Sequence, name: str) -> list[ScoredChunk]:
+def _reordered(ranked: list[ScoredChunk], order: Sequence[Ranked], name: str) -> list[ScoredChunk]:
     scored = {r.index: r.score for r in order}
     for i, chunk in enumerate(ranked):
         chunk.scored_by = name

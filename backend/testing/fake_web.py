@@ -127,7 +127,9 @@ class FakeWebServer:
         )
 
     # --- search ----------------------------------------------------------------------------------
-    def results_for(self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]):
+    def results_for(
+        self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]
+    ) -> list[dict[str, Any]]:
         """Corpus pages ranked by term overlap with the query (registered results win)."""
         registered = self._state.registered.get(clean_query(query).casefold())
         if registered is not None:
