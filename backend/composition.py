@@ -18,9 +18,11 @@ from backend.db.database import Database
 from backend.documents.ingestion import IngestionService
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
+from backend.keys.service import ApiKeyAuthenticator, ApiKeys
 from backend.llm import LLM, create_llm
 from backend.llm.instrumented import instrument_llm
 from backend.llm.token_count import create_token_counter
+from backend.openai_compat import OpenAICompat
 from backend.rerank import Reranker, create_rerankers
 from backend.research.service import ResearchService
 from backend.retrieval.rerank_policy import RerankPolicyError
@@ -39,6 +41,8 @@ class Services:
     embedder: Embedder
     llm: LLM
     authenticator: Authenticator
+    api_keys: ApiKeys
+    openai: OpenAICompat
     ingestion: IngestionService
     retrieval: RetrievalService
     chat: ChatService
@@ -118,25 +122,29 @@ def build_services(
     # The web clients are created here and used on the event loop that serves requests (one loop per
     # process: the server's, or the CLI command's asyncio.run).
     web = web or create_web_search(settings, cache=PostgresWebCache(db.pool))
+    chat = ChatService(
+        db,
+        retrieval,
+        llm,
+        settings,
+        web,
+        context_builder=ContextBuilder(settings, create_token_counter(settings, metrics), metrics),
+    )
+    research = ResearchService(db, retrieval, llm, settings, web)
     return Services(
         settings=settings,
         database_url=url,
         db=db,
         embedder=embedder,
         llm=llm,
-        authenticator=authenticator or build_authenticator(settings),
+        authenticator=ApiKeyAuthenticator(authenticator or build_authenticator(settings), db),
+        api_keys=ApiKeys(db),
         ingestion=IngestionService(db, embedder, settings),
         retrieval=retrieval,
-        chat=ChatService(
-            db,
-            retrieval,
-            llm,
-            settings,
-            web,
-            context_builder=ContextBuilder(settings, create_token_counter(settings, metrics), metrics),
-        ),
+        chat=chat,
+        openai=OpenAICompat(db, chat, research),
         web=web,
-        research=ResearchService(db, retrieval, llm, settings, web),
+        research=research,
         metrics=metrics,
         rerankers=rerankers,
     )

@@ -60,7 +60,8 @@ def test_answer_keeps_valid_citations_removes_invalid_ones_and_persists_sources(
     assert stored["id"] == body["message_id"]
     assert stored["content"] == body["answer"]
     assert [
-        {k: v for k, v in s.items() if k not in ("stale", "stale_reason")} for s in stored["sources"]
+        {k: v for k, v in s.items() if k not in ("stale", "stale_reason", "deleted")}
+        for s in stored["sources"]
     ] == body["sources"]
     assert all(s["stale"] is False for s in stored["sources"])
     listed = corpus.get("/conversations").json()

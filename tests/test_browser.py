@@ -542,3 +542,28 @@ def _sse(events: list[tuple[str, Any]]) -> str:
     return "".join(
         f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n" for kind, data in events
     )
+
+
+def test_the_api_keys_dialog_shows_a_new_key_once_and_revokes_it(demo, page: Page):
+    url, _ = demo
+    page.goto(url + "/")
+    page.get_by_role("button", name="API 密钥").click()
+    dialog = page.get_by_role("dialog", name="API 密钥")
+    expect(dialog.locator(".key-list")).to_contain_text("还没有密钥")
+    dialog.get_by_label("名称").fill("Cherry Studio")
+    dialog.get_by_role("button", name="创建密钥").click()
+    secret = dialog.get_by_label("新的 API 密钥")
+    expect(secret).to_have_value(re.compile(r"^pgr_[\w-]{40,}$"))
+    key = secret.input_value()
+    row = dialog.locator(".key-row")
+    expect(row).to_have_count(1)
+    expect(row.locator(".key-name")).to_have_text("Cherry Studio")
+    expect(row.locator(".key-prefix")).to_have_text(key[:12] + "…")
+    assert page.request.get(url + "/documents", headers={"Authorization": f"Bearer {key}"}).status == 200
+
+    page.once("dialog", lambda confirm: confirm.accept())
+    row.get_by_role("button", name="撤销").click()
+    expect(dialog.locator(".key-row")).to_have_count(0)
+    assert page.request.get(url + "/documents", headers={"Authorization": f"Bearer {key}"}).status == 401
+    dialog.get_by_role("button", name="关闭").click()
+    expect(dialog).to_be_hidden()

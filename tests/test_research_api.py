@@ -108,7 +108,8 @@ def test_the_report_is_stored_as_a_message_and_the_run_can_be_read_back(app_clie
     assert stored["id"] == body["message_id"]
     assert stored["content"] == body["report"]
     as_stored = [
-        {k: v for k, v in s.items() if k not in ("stale", "stale_reason")} for s in stored["sources"]
+        {k: v for k, v in s.items() if k not in ("stale", "stale_reason", "deleted")}
+        for s in stored["sources"]
     ]
     assert as_stored == body["sources"]
     assert stored["metadata"]["research"]["sections"] == body["sections"]

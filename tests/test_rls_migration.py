@@ -127,8 +127,9 @@ def test_migrating_twice_with_roles_already_present_changes_nothing(fresh_databa
     assert snapshot(first) == snapshot(second)
     with psycopg.connect(second) as conn:
         policies = conn.execute("select count(*) from pg_policies where schemaname = 'public'").fetchone()
-        # 17 from 013, two on research_runs (015), less the two on term_stats / corpus_stats (018)
-        assert policies == (17,)
+        # 17 from 013, two on research_runs (015), less the two on term_stats / corpus_stats (018),
+        # one on api_keys (021)
+        assert policies == (18,)
 
 
 # --- 10,000 chunks under RLS: the indexes are still used --------------------------------------------

@@ -15,7 +15,17 @@ from backend.api.limits import RateLimiter
 from backend.api.middleware import BodySizeLimit, RequestId
 from backend.api.page import install_page
 from backend.api.request_context import REQUEST_ID_HEADER
-from backend.api.routes import chat, client, conversations, documents, metrics, research, search
+from backend.api.routes import (
+    api_keys,
+    chat,
+    client,
+    conversations,
+    documents,
+    metrics,
+    openai,
+    research,
+    search,
+)
 from backend.api.text_hygiene import refuse_unstorable_text
 from backend.composition import Services, build_services
 from backend.config import Settings, get_settings
@@ -81,7 +91,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     app.add_middleware(RequestId)
     app.add_middleware(RequestMetrics)  # outermost: times everything, 413s and preflights included
 
-    for module in (documents, search, chat, research, conversations, client):
+    for module in (documents, search, chat, research, conversations, api_keys, openai, client):
         app.include_router(module.router)
     install_page(app, resolved)
     if resolved.metrics_enabled:

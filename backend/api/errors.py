@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -138,13 +139,13 @@ def install_error_handlers(app: FastAPI) -> None:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         log_failure(exc, f"{request.method} {request.url.path}")
         status, body = error_payload(exc)
-        return JSONResponse(body, status_code=status, headers=_headers(exc))
+        return respond(request, status, body, _headers(exc))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [_problem(err) for err in exc.errors()]
         body = {"detail": "; ".join(problems), "error": "InvalidRequest", "errors": problems}
-        return JSONResponse({**body, "request_id": request_id_var.get()}, status_code=422)
+        return respond(request, 422, {**body, "request_id": request_id_var.get()})
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -155,8 +156,60 @@ def install_error_handlers(app: FastAPI) -> None:
             detail = f"the request body cannot be parsed ({why}); send UTF-8 JSON or a valid multipart form"
         name = _HTTP_ERROR_NAMES.get(exc.status_code, "HTTPError")
         body = {"detail": detail, "error": name, "request_id": request_id_var.get()}
-        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+        return respond(request, exc.status_code, body, exc.headers)
 
     app.add_exception_handler(DomainError, handle)
     app.add_exception_handler(psycopg.Error, handle)
     # Anything else escapes to the RequestId middleware, which answers the same JSON 500.
+
+
+# --- the OpenAI-compatible routes (/v1/...) answer errors in OpenAI's shape ---------------------------
+
+OPENAI_PREFIX = "/v1/"
+
+
+class OpenAIErrorDetail(BaseModel):
+    message: str
+    type: str = Field(description="invalid_request_error, authentication_error, permission_error, ...")
+    param: str | None = None
+    code: str | None = Field(default=None, description="pgrag's stable error name (InvalidRequest, ...)")
+
+
+class OpenAIErrorOut(BaseModel):
+    """An error of /v1/*, as OpenAI's API and clients shape it."""
+
+    error: OpenAIErrorDetail
+    request_id: str | None = None
+
+
+_OPENAI_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    415: "invalid_request_error",
+    429: "rate_limit_error",
+}
+OPENAI_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": OpenAIErrorOut, "description": text}
+    for status, text in _ERROR_STATUSES.items()
+    if status != 422  # an invalid request is a 400 here, as OpenAI answers it
+}
+
+
+def openai_error(status: int, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(status, body) of an error in OpenAI's shape: a 422 is OpenAI's 400 invalid_request_error."""
+    status = 400 if status == 422 else status
+    kind = _OPENAI_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    detail = {"message": body["detail"], "type": kind, "param": None, "code": body.get("error")}
+    return status, {"error": detail, "request_id": body.get("request_id")}
+
+
+def respond(
+    request: Request, status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    if request.url.path.startswith(OPENAI_PREFIX):
+        status, body = openai_error(status, body)
+    return JSONResponse(body, status_code=status, headers=headers)

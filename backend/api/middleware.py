@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from backend.api.errors import error_payload, log_failure
+from backend.api.errors import OPENAI_PREFIX, error_payload, log_failure, openai_error
 from backend.api.request_context import REQUEST_ID_HEADER, request_id_var
 from backend.errors import PayloadTooLarge
 
@@ -33,7 +33,7 @@ class BodySizeLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.limit:
-            await _send_413(send, self._message(f"request body of {declared} bytes"))
+            await _send_413(send, self._message(f"request body of {declared} bytes"), scope["path"])
             return
         received = 0
         exceeded = False
@@ -57,7 +57,7 @@ class BodySizeLimit:
                     return
                 started = True
                 if exceeded:
-                    await _send_413(send, self._message("request body"))
+                    await _send_413(send, self._message("request body"), scope["path"])
                     return
             if not exceeded:
                 await send(message)
@@ -68,7 +68,7 @@ class BodySizeLimit:
             if not exceeded:
                 raise
             if not started:
-                await _send_413(send, self._message("request body"))
+                await _send_413(send, self._message("request body"), scope["path"])
 
     def _message(self, what: str) -> str:
         return f"{what} exceeds the limit of {self.limit} bytes (MAX_REQUEST_BYTES)"
@@ -82,14 +82,16 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def _send_413(send: Send, detail: str) -> None:
-    await send_json(
-        send, 413, {"detail": detail, "error": "PayloadTooLarge", "request_id": request_id_var.get()}
-    )
+async def _send_413(send: Send, detail: str, path: str) -> None:
+    body = {"detail": detail, "error": "PayloadTooLarge", "request_id": request_id_var.get()}
+    await send_json(send, 413, body, path=path)
 
 
-async def send_json(send: Send, status: int, body: dict[str, Any]) -> None:
-    """A complete JSON response, sent from middleware (where no Response class runs)."""
+async def send_json(send: Send, status: int, body: dict[str, Any], *, path: str = "") -> None:
+    """A complete JSON response, sent from middleware (where no Response class runs); in OpenAI's
+    error shape under /v1/."""
+    if path.startswith(OPENAI_PREFIX):
+        status, body = openai_error(status, body)
     payload = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -135,4 +137,4 @@ class RequestId:
             if started:
                 raise
             log_failure(exc, f"{scope.get('method')} {scope.get('path')}")
-            await send_json(send_with_id, *error_payload(exc))
+            await send_json(send_with_id, *error_payload(exc), path=str(scope.get("path", "")))

@@ -22,9 +22,7 @@ class SearchRequest:
     dynamic: bool = True
     filters: dict[str, Any] | None = None
     prefetch_k: int | None = None  # candidates asked of the database; None: max(rag_prefetch_k, top_k)
-    infer_filters: bool = (
-        False  # the WhereBuilder adds filters read in the query (backend.retrieval.where_builder)
-    )
+    infer_filters: bool = False  # the WhereBuilder adds filters read in the query (backend.where.builder)
     relax: bool | None = None  # search again without inferred filters when they find nothing; None: setting
     min_score: float | None = None  # results with a lower score are dropped (backend.retrieval.scoring)
     reranker: str | None = None  # "heuristic" or the configured model reranker; None: RERANK_DEFAULT

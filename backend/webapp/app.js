@@ -6,6 +6,7 @@ import { AuthError, SupabaseAuth } from "./auth.js";
 import { loadConversations, newChat, renderConversations, route } from "./conversations.js";
 import { clear, h } from "./dom.js";
 import { applyStatic, lang, setLang, t } from "./i18n.js";
+import { KeysDialog } from "./keys.js";
 import { SourcePanel } from "./sources.js";
 import { send } from "./turn.js";
 import { $, closeDrawer, renderMessages, setBusy, showFatal, state, ui, updateCounter } from "./view.js";
@@ -125,6 +126,10 @@ function wireStaticControls() {
   });
   ui.signinForm.addEventListener("submit", signIn);
   ui.signOut.addEventListener("click", signOut);
+  $("#keys-open").addEventListener("click", () => {
+    state.keys ??= new KeysDialog($("#keys-dialog"), state.api);
+    state.keys.open();
+  });
   ui.menu.addEventListener("click", () => {
     const open = document.body.classList.toggle("drawer-open");
     ui.menu.setAttribute("aria-expanded", String(open));

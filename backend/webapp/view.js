@@ -13,6 +13,7 @@ export const state = {
   auth: null,
   api: null,
   panel: null,
+  keys: null, // the API keys dialog, made when first opened
   conversations: [],
   conversationId: null,
   messages: [],

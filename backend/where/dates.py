@@ -1,4 +1,4 @@
-"""Date arithmetic and number words for the time rules (backend.retrieval.where_time).
+"""Date arithmetic and number words for the time rules (backend.where.time_phrases).
 
 Periods are [start, end) at midnight in now's zone; calendar weeks are ISO weeks (Monday first).
 """

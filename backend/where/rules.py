@@ -1,7 +1,7 @@
 """Rule-based inference of a where clause from a question (the WhereBuilder's default, and its fallback).
 
 Each rule finds one kind of scope in the question and says which words expressed it, so the builder
-can drop those words from the text it searches with: time (backend.retrieval.where_time), language
+can drop those words from the text it searches with: time (backend.where.time_phrases), language
 ("英文资料", "documents in English"), media or file type ("PDF文件", "videos"), quality ("质量>=0.8",
 "高质量", "quality at least 0.9") and tags (a known tag named in the question, or "#tag", "标签:x",
 "关键词:x"). A rule only fires on wording that is about the documents, not about the answer: "用英文

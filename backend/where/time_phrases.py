@@ -7,12 +7,12 @@ calendar day (week, month); absolute ones are years, quarters, months and days (
 "2023年第三季度", "Q3 2023", "2023年5月", "in 2023", "since March", "before 2024", "2023-05-01"),
 with 以来/之后/以前 or since/after/before/until turning a period into an open range, and year ranges
 ("2021-2023年", "2021到2023年", "2021–2023", "between 2021 and 2023"). A range is [start, end):
-start inclusive, end exclusive, either may be open. Arithmetic: backend.retrieval.where_dates.
+start inclusive, end exclusive, either may be open. Arithmetic: backend.where.dates.
 
 Each match says whether it is `scope`: a relative period that only makes sense as a limit on the
 documents (上周, last month). The others — absolute dates, and words that often mean "nowadays" or
 "the first N" (今天, today, 前三年) or span years (近十年) — filter only with a document cue
-(backend.retrieval.where_cues).
+(backend.where.cues).
 """
 
 from __future__ import annotations

@@ -2,12 +2,15 @@
 
 Usage: .venv/bin/python -m bench.answers [--dataset NAME ... | --all] [--sample N] [--seed S]
                                          [--embedder local|hashing] [--out bench/results/answers.json]
+                                         [--via chat|v1]
        .venv/bin/python -m bench.answers --replay bench/results/answers.json
 
 Per dataset: a scratch database, the whole corpus ingested (vectors from .data/bench-cache), then a
 deterministic sample of questions through ChatService.chat with the extractive generator and default
 settings. An answer scores when it contains a gold answer string (NFKC, case and whitespace folded,
 [n] markers removed); a reply cites the gold document when a cited source's external_id is in qrels.
+With --via v1 every question goes through POST /v1/chat/completions instead (the official `openai`
+client against the app in-process, references off, web off): the figures must equal --via chat's.
 The sources each question's generator saw are stored in --out, so --replay re-runs only the
 generator on them (seconds, no database): for developing the generator, not for the record.
 """
@@ -18,9 +21,10 @@ import argparse
 import asyncio
 import json
 import time
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from backend.auth import LOCAL_IDENTITY
 from backend.chat.citations import validate_citations
@@ -51,6 +55,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/answers[-replay].json")
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument("--examples", type=int, default=3, help="failure examples per cause in the report")
+    parser.add_argument(
+        "--via", choices=("chat", "v1"), default="chat", help="ChatService.chat, or /v1/chat/completions"
+    )
     args = parser.parse_args(argv)
     if not args.dataset and not args.replay:
         args.dataset = dataset_names(args.datasets_dir) if args.all else ["xquad-zh-dev"]
@@ -94,7 +101,12 @@ def run_dataset(name: str, settings: Settings, args: argparse.Namespace) -> dict
     log(f"{name}: {len(ids)} sampled questions; cache {cache.path} ({len(cache.passages)} passages)")
     items = []
     with scratch_database(f"answers_{name}") as url:
+        if args.via == "v1":  # the bench is one client asking as fast as it can: no per-minute limit
+            settings = type(settings).model_validate(
+                {**settings.model_dump(), "rate_limit_chat_per_minute": 0}
+            )
         services = build_services(settings, database_url=url, embedder=embedder, llm=llm, migrate=False)
+        ask = _chat if args.via == "chat" else _through_v1(services)
         try:
             summary = ingest_cached(services, load_path(dataset.corpus_path), name)
             ingest = {"seconds": round(summary.seconds, 3), **summary.counts}
@@ -102,7 +114,7 @@ def run_dataset(name: str, settings: Settings, args: argparse.Namespace) -> dict
             started = time.perf_counter()
             for k, qid in enumerate(ids, 1):
                 llm.last_sources = []
-                reply = _chat(services, texts[qid])
+                reply = ask(services, texts[qid])
                 by_n = {s["n"]: s for s in reply.sources}
                 context = [
                     {
@@ -145,6 +157,36 @@ def run_dataset(name: str, settings: Settings, args: argparse.Namespace) -> dict
 def _chat(services: Services, question: str) -> ChatReply:
     """One /chat turn as the local user, web off (the documents' own answer is what is measured)."""
     return asyncio.run(services.chat.chat(ChatRequest(message=question, web=False), identity=LOCAL_IDENTITY))
+
+
+def _through_v1(services: Services) -> Callable[[Services, str], ChatReply]:
+    """Ask through /v1/chat/completions with the official openai client (the app in-process)."""
+    import openai
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+    from backend.chat.diagnostics import ChatDiagnostics
+
+    http = TestClient(create_app(services=services))
+    client = openai.OpenAI(base_url="http://testserver/v1", api_key="bench", http_client=http, max_retries=0)
+
+    def ask(_: Services, question: str) -> ChatReply:
+        completion = client.chat.completions.create(
+            model="pgrag",
+            messages=[{"role": "user", "content": question}],
+            extra_body={"pgrag": {"references": False, "web": False}},
+        )
+        extension = (completion.model_extra or {})["pgrag"]
+        return ChatReply(
+            conversation_id=uuid.UUID(extension["conversation_id"]),
+            message_id=uuid.UUID(extension["message_id"]),
+            answer=completion.choices[0].message.content or "",
+            sources=extension["sources"],
+            generator=extension["generator"],
+            diagnostics=cast(ChatDiagnostics, None),  # not used by the bench
+        )
+
+    return ask
 
 
 def replay(path: Path) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from bench.common.beir import dataset_names
 from bench.common.report import markdown_table
 from bench.routing.metrics import auroc, route_of, shares, top_cosine, top_final, top_rrf
 from bench.routing.records import QuestionRecord, load_records
+from bench.routing.variants import has_native_labels
 
 WORK_DIR = Path(__file__).resolve().parents[2] / ".data" / "bench-cache" / "routing"
 L2 = 1e-2  # a little ridge: features are on 0..1-ish scales, the sets are small
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", nargs="+", default=list(FEATURES), choices=FEATURES)
     parser.add_argument("--write", metavar="VERSION", help="save the all-sets fit as this policy version")
     args = parser.parse_args(argv)
-    sets = args.sets or dataset_names(DATASETS_DIR)
+    sets = args.sets or [s for s in dataset_names(DATASETS_DIR) if not has_native_labels(s, DATASETS_DIR)]
     records = [q for name in sets for q in load_records(WORK_DIR / f"{name}.records.jsonl.gz")]
     results = lodo(records, args.features)
     print(render(results))

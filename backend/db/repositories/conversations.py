@@ -111,3 +111,19 @@ def existing_documents(conn: psycopg.Connection, *, ids: Sequence[str]) -> set[s
         "select id::text from documents where id = any(%s::uuid[])", (list(set(ids)),)
     ).fetchall()
     return {r[0] for r in rows}
+
+
+def conversation_by_client_key(
+    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, client_key: str
+) -> uuid.UUID | None:
+    """The conversation an OpenAI-compatible client last saw with this history (RLS: the caller's only)."""
+    row = conn.execute(
+        "select id from conversations where owner_id is not distinct from %s and client_key = %s "
+        "order by updated_at desc limit 1",
+        (owner_id, client_key),
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def set_client_key(conn: psycopg.Connection, *, conversation_id: uuid.UUID, client_key: str) -> None:
+    conn.execute("update conversations set client_key = %s where id = %s", (client_key, conversation_id))

@@ -1,4 +1,4 @@
-"""Apply supabase/migrations/021_min_similarity_default.sql."""
+"""Apply supabase/migrations/021_api_keys.sql."""
 
 from backend.db.migrations import apply_sql_file
 
@@ -9,7 +9,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    apply_sql_file("021_min_similarity_default.sql")
+    apply_sql_file("021_api_keys.sql")
 
 
 def downgrade() -> None:
