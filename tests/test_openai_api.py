@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -26,8 +27,10 @@ def api(make_services) -> Iterator[TestClient]:
         yield client
 
 
-def sdk(http: TestClient, api_key: str = "anything") -> openai.OpenAI:
-    """The official client, its HTTP going to the app in-process (TestClient is an httpx.Client)."""
+def sdk(http: TestClient, api_key: str = "anything") -> Any:
+    """The official client, its HTTP going to the app in-process (TestClient is an httpx.Client).
+
+    Typed Any: the tests read the SDK's optional response fields directly (a None fails the test)."""
     return openai.OpenAI(base_url="http://testserver/v1", api_key=api_key, http_client=http, max_retries=0)
 
 
@@ -183,7 +186,8 @@ def test_with_supabase_auth_a_token_or_an_api_key_is_the_openai_api_key(make_ser
         with TestClient(create_app(services=services)) as http:
             with pytest.raises(openai.AuthenticationError) as caught:
                 sdk(http, api_key="not-a-token").models.list()
-            assert caught.value.body["type"] == "authentication_error"
+            body: Any = caught.value.body
+            assert body["type"] == "authentication_error"
             assert [m.id for m in sdk(http, api_key=token).models.list()][0] == "pgrag"
             created = http.post(
                 "/api-keys", json={"name": "webui"}, headers={"Authorization": f"Bearer {token}"}
