@@ -18,13 +18,17 @@ from typing import Literal
 
 import numpy as np
 
+from backend.auth.identity import Identity
 from backend.confidence.routing import Route, route_for
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.chunking import chunk_text
 from backend.ingest.prepare import embedding_text, sha256
 from backend.search.diagnostics import WebDiagnostics
-from backend.search.types import ScoredChunk, SearchResult
+from backend.search.observe import observe_search
+from backend.search.report import log_search_done
+from backend.search.service import RetrievalService
+from backend.search.types import ScoredChunk, SearchRequest, SearchResult
 from backend.text import clean_document_text, index_tokens
 from backend.web import (
     DedupResult,
@@ -85,6 +89,29 @@ async def search_beyond(
         return Beyond(search, route, [], None)
     kept = dedup_against_local(search.candidates, outcome.web, settings)
     return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
+
+
+async def search_with_web(
+    retrieval: RetrievalService,
+    web: WebSearch,
+    request: SearchRequest,
+    choice: WebChoice,
+    *,
+    identity: Identity,
+) -> Beyond:
+    """One /search: the search as `identity` and, per `choice`, the web beside or after it; its log
+    line and its metrics."""
+    beyond = await search_beyond(
+        lambda: retrieval.search(request, identity=identity),
+        request.query,
+        web,
+        retrieval.settings,
+        choice,
+        caller=identity.cache_scope,
+    )
+    log_search_done(beyond.search)
+    observe_search(retrieval.metrics, beyond.search, beyond.web)
+    return beyond
 
 
 def dedup_against_local(

@@ -7,10 +7,8 @@ from fastapi import APIRouter
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
-from backend.search.observe import observe_search
-from backend.search.report import log_search_done
 from backend.search.types import SearchRequest
-from backend.search.web import search_beyond
+from backend.search.web import search_with_web
 
 router = APIRouter(prefix="/search", tags=["search"])
 
@@ -28,14 +26,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         min_score=body.min_score,
         reranker=body.reranker,
     )
-    beyond = await search_beyond(
-        lambda: services.retrieval.search(request, identity=user),
-        body.query,
-        services.web,
-        services.settings,
-        body.web,
-        caller=user.cache_scope,
-    )
+    beyond = await search_with_web(services.retrieval, services.web, request, body.web, identity=user)
     result = beyond.search
     hits = [
         SearchHit(
@@ -51,8 +42,6 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         )
         for c in result.results
     ]
-    log_search_done(result)
-    observe_search(services.metrics, result, beyond.web)
     return SearchOut(
         query=result.query,
         mode=result.mode,
