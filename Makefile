@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research bench-where clean-data
+.PHONY: install run test test-fast test-distributed lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research bench-where bench-distributed clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: lint
 ## test-fast: skip the tests that run the real local embedding model
 test-fast: install
 	$(BIN)/python -m pytest -q -m 'not slow and not benchmark'
+
+## test-distributed: the tests of tests/distributed on a throw-away Citus cluster (coordinator + 2 workers
+## from the embedded PostgreSQL, Citus built from CITUS_SRC, cached in .data/citus-build). Without a
+## Citus source folder or a cached build it prints "skipped" and exits 0. Not part of .ci/run.
+test-distributed: install
+	$(BIN)/python -m backend cluster test
 
 ## lint: ruff (style and format) and mypy over backend/, tests/ and bench/
 lint: install
@@ -55,6 +61,12 @@ bench-ingest: install
 ## bench-research: deep research on compound questions from the development sets, beside /chat (issue 14)
 bench-research: install
 	$(BIN)/python -m bench.research --all --compounds 40
+
+## bench-distributed: on a running cluster (python -m backend cluster up): retrieval quality against one
+## node on the development sets, then router / fan-out latency at 100k chunks (docs/benchmarks.md)
+bench-distributed: install
+	$(BIN)/python -m bench.distributed --all
+	$(BIN)/python -m bench.distributed.latency --size 100000 --shards 8
 
 ## bench-where: date filters the WhereBuilder puts on content questions (all false) and on scoping ones
 bench-where: install

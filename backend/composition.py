@@ -103,7 +103,7 @@ def build_services(
     llm = instrument_llm(llm or create_llm(settings), metrics)
     rerankers = create_rerankers(settings)
     try:
-        policies = SearchPolicies.load(settings, embedding_model=embedder.model_id)
+        policies = SearchPolicies.load(settings, embedder=embedder)
     except RerankPolicyError as exc:
         db.close()
         raise ConfigurationError(f"RAG_RERANK_POLICY: {exc}") from exc

@@ -54,8 +54,10 @@ class Settings(
     )
 
     # --- embeddings ------------------------------------------------------------------------------
-    embedding_provider: Literal["gemini", "local"] | None = Field(
-        default=None, description="None: gemini when an API key is set, local otherwise."
+    embedding_provider: Literal["gemini", "local", "openai_compatible"] | None = Field(
+        default=None,
+        description="None: gemini when an API key is set, local otherwise. openai_compatible: the "
+        "OPENAI_EMBEDDING_* settings below (POST /v1/embeddings).",
     )
     gemini_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -69,9 +71,58 @@ class Settings(
     gemini_max_retries: int = Field(default=5, ge=0)
     local_embedding_batch_size: int = Field(default=16, ge=1)
 
+    # --- OpenAI-compatible providers (issue 28): DeepSeek, Qwen (DashScope), vLLM, Ollama, ... -----
+    # LLM_PROVIDER=openai_compatible (answers, rewrites, plans, the WhereBuilder, assist-mode tools) and
+    # EMBEDDING_PROVIDER=openai_compatible; backend/llm/openai_compatible.py, README "Model providers".
+    # Timeouts and retries of the LLM are LLM_TIMEOUT_S and LLM_MAX_RETRIES, as for Gemini.
+    openai_base_url: str = Field(
+        default="",
+        description="The API root, /v1 included: https://api.deepseek.com, "
+        "https://dashscope.aliyuncs.com/compatible-mode/v1, http://host:8000/v1 (vLLM), "
+        "http://localhost:11434/v1 (Ollama).",
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, description="Sent as Authorization: Bearer; unset for a local server that needs none."
+    )
+    openai_model: str = Field(default="", description="The chat model, e.g. deepseek-chat, qwen-plus.")
+    openai_structured_output: Literal["auto", "json_schema", "json_object", "text"] = Field(
+        default="auto",
+        description="How JSON is asked for: json_schema (response_format with the schema), json_object "
+        "(JSON mode, the schema in the instructions), text (the schema in the instructions, the reply "
+        "parsed leniently). auto: json_schema, stepping down once per process when the server refuses it.",
+    )
+    openai_embedding_base_url: str = Field(default="", description="Empty: OPENAI_BASE_URL.")
+    openai_embedding_api_key: SecretStr | None = Field(default=None, description="Unset: OPENAI_API_KEY.")
+    openai_embedding_model: str = Field(
+        default="", description="The embedding model as the server names it, e.g. BAAI/bge-m3, bge-m3."
+    )
+    openai_embedding_dims: int | None = Field(
+        default=None,
+        ge=1,
+        le=16_000,
+        description="The vectors' size; None: discovered with one request when first needed.",
+    )
+    openai_embedding_send_dims: bool = Field(
+        default=False,
+        description="Send OPENAI_EMBEDDING_DIMS as `dimensions` (OpenAI text-embedding-3, Matryoshka "
+        "models); false: the model's own size must equal OPENAI_EMBEDDING_DIMS when that is set.",
+    )
+    openai_embedding_query_prefix: str = Field(
+        default="", description='Put before each query (e5 models: "query: "); bge-m3 needs none.'
+    )
+    openai_embedding_document_prefix: str = Field(
+        default="", description='Put before each passage (e5 models: "passage: ").'
+    )
+    openai_embedding_batch_size: int = Field(default=32, ge=1, le=2048, description="Texts per request.")
+    openai_embedding_max_in_flight: int = Field(default=2, ge=1, le=64, description="Requests at once.")
+    openai_embedding_timeout_s: float = Field(default=60.0, gt=0)
+    openai_embedding_max_retries: int = Field(default=5, ge=0, le=20)
+
     # --- generation ------------------------------------------------------------------------------
-    llm_provider: Literal["gemini", "extractive"] | None = Field(
-        default=None, description="None: gemini when an API key is set, extractive otherwise."
+    llm_provider: Literal["gemini", "extractive", "openai_compatible"] | None = Field(
+        default=None,
+        description="None: gemini when an API key is set, extractive otherwise. openai_compatible: the "
+        "OPENAI_* settings below (POST /v1/chat/completions).",
     )
     gemini_chat_model: str = "gemini-2.5-flash"
     llm_timeout_s: float = Field(default=60.0, gt=0)
@@ -133,6 +184,7 @@ class Settings(
         problems.extend(self._budget_problems())
         problems.extend(self._auth_problems())
         problems.extend(self._rerank_problems())
+        problems.extend(self._openai_problems())
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -203,6 +255,45 @@ class Settings(
             problems.append(f"RERANK_BASE_URL must be an http(s) URL, got {url!r}")
         return problems
 
+    def _openai_problems(self) -> list[str]:
+        """An OpenAI-compatible provider chosen without what it needs, or a URL that is not one."""
+        problems: list[str] = []
+        if self.resolved_llm_provider == "openai_compatible":
+            for name in ("openai_base_url", "openai_model"):
+                if not getattr(self, name).strip():
+                    problems.append(f"LLM_PROVIDER=openai_compatible needs {name.upper()}")
+        if self.resolved_embedding_provider == "openai_compatible":
+            if not self.openai_embedding_url:
+                problems.append(
+                    "EMBEDDING_PROVIDER=openai_compatible needs OPENAI_EMBEDDING_BASE_URL "
+                    "(or OPENAI_BASE_URL)"
+                )
+            if not self.openai_embedding_model.strip():
+                problems.append("EMBEDDING_PROVIDER=openai_compatible needs OPENAI_EMBEDDING_MODEL")
+            if self.openai_embedding_send_dims and self.openai_embedding_dims is None:
+                problems.append("OPENAI_EMBEDDING_SEND_DIMS=true needs OPENAI_EMBEDDING_DIMS")
+        for name in ("openai_base_url", "openai_embedding_base_url"):
+            url = getattr(self, name).strip()
+            if url and not url.startswith(("http://", "https://")):
+                problems.append(f"{name.upper()} must be an http(s) URL, got {url!r}")
+        return problems
+
+    @property
+    def openai_key(self) -> str:
+        """OPENAI_API_KEY, blank when unset (sent in a header only, never logged)."""
+        return self.openai_api_key.get_secret_value().strip() if self.openai_api_key else ""
+
+    @property
+    def openai_embedding_url(self) -> str:
+        """OPENAI_EMBEDDING_BASE_URL, else OPENAI_BASE_URL (without a trailing slash)."""
+        return (self.openai_embedding_base_url.strip() or self.openai_base_url.strip()).rstrip("/")
+
+    @property
+    def openai_embedding_key(self) -> str:
+        """OPENAI_EMBEDDING_API_KEY, else OPENAI_API_KEY; blank when neither is set."""
+        key = self.openai_embedding_api_key
+        return key.get_secret_value().strip() if key else self.openai_key
+
     @property
     def rerank_key(self) -> str:
         """The rerank API key, blank when unset (sent in a header only, never logged)."""
@@ -257,13 +348,13 @@ class Settings(
         return self.uses_embedded_db if self.auto_migrate is None else self.auto_migrate
 
     @property
-    def resolved_embedding_provider(self) -> Literal["gemini", "local"]:
+    def resolved_embedding_provider(self) -> Literal["gemini", "local", "openai_compatible"]:
         if self.embedding_provider:
             return self.embedding_provider
         return "gemini" if self.gemini_api_key else "local"
 
     @property
-    def resolved_llm_provider(self) -> Literal["gemini", "extractive"]:
+    def resolved_llm_provider(self) -> Literal["gemini", "extractive", "openai_compatible"]:
         if self.llm_provider:
             return self.llm_provider
         return "gemini" if self.gemini_api_key else "extractive"

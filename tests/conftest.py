@@ -161,6 +161,18 @@ def fake_gemini():
         yield fake
 
 
+@pytest.fixture
+def fake_openai():
+    """A fake OpenAI-compatible server on 127.0.0.1 (backend/testing/fake_openai.py); what servers were
+    found to refuse is forgotten first, so each test starts from json_schema with stream usage."""
+    from backend.llm.openai_compatible import forget_server_traits
+    from backend.testing.fake_openai import FakeOpenAI
+
+    forget_server_traits()
+    with FakeOpenAI() as fake:
+        yield fake
+
+
 # --- the fake web (backend/testing/fake_web.py) ------------------------------------------------------
 
 

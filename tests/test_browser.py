@@ -153,6 +153,8 @@ def test_a_chinese_question_streams_a_cited_answer_whose_sources_open_and_surviv
     expect(panel.locator(".doc-meta")).to_contain_text("个分块")  # the document record, fetched
     expect(panel.locator(".why")).to_contain_text("最终得分")
     expect(panel.locator(".why")).to_contain_text("向量相似度")
+    # The passage again, highlighted inside the document's text around it (issue 29).
+    expect(panel.locator(".in-context mark")).to_contain_text(snippet.rstrip("…")[:20])
     snapshot(page, "source-panel.png", tmp_path)
     page.keyboard.press("Escape")
     expect(panel).to_be_hidden()
@@ -519,6 +521,38 @@ def test_a_web_source_whose_url_is_not_http_is_shown_as_text_never_a_link(demo, 
     expect(panel.get_by_role("link", name="https://example.org/page")).to_have_attribute(
         "href", "https://example.org/page"
     )
+
+
+def test_a_sources_page_slide_or_rows_are_shown_beside_it(demo, page: Page):
+    """Issue 29: a source says where in its file the passage is, in the page's language."""
+    url, _ = demo
+    places = [
+        {"char_start": 0, "char_end": 9, "page_start": 12, "page_end": 12},
+        {"char_start": 0, "char_end": 9, "slide_start": 4, "slide_end": 4},
+        {"char_start": 0, "char_end": 9, "sheet_start": 2, "sheet_end": 2, "row_start": 10, "row_end": 20},
+    ]
+    sources = [{**_source(n, f"文件{n}"), "provenance": p} for n, p in enumerate(places, start=1)]
+    done = {
+        "conversation_id": str(uuid.uuid4()),
+        "message_id": str(uuid.uuid4()),
+        "answer": "见[1][2][3]。",
+        "generator": "scripted",
+        "sources": sources,
+        "diagnostics": {"evidence": {"route": "answer"}, "confidence": {"confidence_level": "high"}},
+    }
+    body = _sse([("delta", {"text": done["answer"]}), ("done", done)])
+    page.route(
+        "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
+    )
+    page.goto(url + "/")
+    page.get_by_role("textbox").fill("在哪一页？")
+    page.get_by_role("textbox").press("Enter")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".sources .source-place")).to_have_text(
+        ["第 12 页", "第 4 张幻灯片", "工作表 2，第 10–20 行"]
+    )
+    answer.locator(".answer button.cite").nth(1).click()
+    expect(page.locator("#source-panel .place")).to_have_text("第 4 张幻灯片")
 
 
 def _source(n: int, title: str, *, cited: bool = True) -> dict[str, Any]:

@@ -122,6 +122,48 @@ def test_tilde_fence_and_unclosed_fence():
     assert chunk_text(unclosed, content_type=MD, size=40, overlap=0)[0].content == unclosed.strip()
 
 
+def _table(rows: int) -> str:
+    body = "".join(f"| r{i} | value {i} with some words |\n" for i in range(1, rows + 1))
+    return "| name | value |\n| --- | --- |\n" + body
+
+
+def test_a_table_splits_between_rows_and_each_piece_repeats_the_header():
+    table = _table(30)
+    text = f"## 数据\n\n表格如下。\n\n{table}\n结束。"
+    chunks = chunk_text(text, content_type=MD, size=120, overlap=30)
+    pieces = [c for c in chunks if "| r" in c.content]
+    assert len(pieces) > 3
+    rows = [line for c in pieces for line in c.content.split("\n") if line.startswith("| r")]
+    assert rows == [f"| r{i} | value {i} with some words |" for i in range(1, 31)]  # whole, once each
+    for piece in pieces:
+        lines = piece.content.split("\n")
+        table_lines = lines[lines.index("| name | value |") :]
+        assert table_lines[1] == "| --- | --- |"
+        assert all(line.startswith("| r") for line in table_lines[2:] if line.startswith("|"))
+        assert piece.heading_path == ("数据",)
+
+
+def test_a_row_longer_than_the_chunk_size_stays_whole():
+    long_row = "| big | " + "很长的单元格内容，" * 40 + " |"
+    text = f"| a | b |\n|---|---|\n| x | y |\n{long_row}\n| z | w |\n"
+    chunks = chunk_text(text, content_type=MD, size=60, overlap=0)
+    assert any(c.content.endswith(long_row) for c in chunks)
+    assert all(line.startswith("|") for c in chunks for line in c.content.split("\n"))
+
+
+def test_a_pipe_in_prose_is_not_a_table():
+    chunks = chunk_text("a | b is prose.\nNo delimiter follows.", content_type=MD, size=500)
+    assert chunks[0].content == "a | b is prose.\nNo delimiter follows."
+
+
+def test_offsets_point_at_each_chunk_in_the_text():
+    text = "# 指南\n\n前言。这是第一句。\n\n## 安装\n\n" + "下载安装包，然后运行。" * 10 + "\n\n" + _table(12)
+    for chunk in chunk_text(text, content_type=MD, size=80, overlap=20):
+        piece = text[chunk.start : chunk.end]
+        assert piece.strip() == piece
+        assert chunk.content == piece or (chunk.content.endswith(piece) and "| name |" in chunk.content)
+
+
 def test_invalid_sizes_are_rejected():
     with pytest.raises(ValueError, match="overlap"):
         chunk_text("x", content_type=MD, size=50, overlap=50)
@@ -150,6 +192,32 @@ def test_chunks_fit_the_size_unless_they_hold_a_fence(text, size, overlap_share,
         assert chunk.content
         assert chunk.content == chunk.content.strip()
         assert len(chunk.content) <= size or (content_type == MD and re.search(r"```|~~~", chunk.content))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_texts, size=st.integers(10, 200), overlap_share=st.floats(0, 0.9), content_type=_content_types)
+def test_each_chunk_is_the_slice_of_the_text_its_offsets_name(text, size, overlap_share, content_type):
+    chunks = chunk_text(text, content_type=content_type, size=size, overlap=int(size * overlap_share))
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.content
+    assert [c.start for c in chunks] == sorted(c.start for c in chunks)
+
+
+_rows = st.lists(st.text(alphabet=st.sampled_from(list("ab 中文。,")), max_size=40), min_size=1, max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cells=_rows, size=st.integers(20, 200), overlap=st.integers(0, 19), before=_texts)
+def test_table_rows_are_never_split(cells, size, overlap, before):
+    rows = [f"| {i} | {cell} |" for i, cell in enumerate(cells)]
+    table = "| n | cell |\n| - | - |\n" + "\n".join(rows)
+    text = f"{before}\n\n{table}\n\nafter."
+    chunks = chunk_text(text, content_type=MD, size=size, overlap=overlap)
+    lines = [line.strip() for c in chunks for line in c.content.split("\n")]
+    for row in rows:
+        assert row.strip() in lines
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] in chunk.content
 
 
 _prose = st.text(alphabet=st.sampled_from(list("ab 中文。！.,\n")), min_size=1, max_size=120)

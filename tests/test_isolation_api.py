@@ -171,3 +171,12 @@ def test_search_diagnostics_give_b_no_document_frequency_of_as_private_words(use
     assert b_idfs["年"] < b_idfs["zqxq7"]  # the shared corpus counts for everyone
     a_idfs = post(users.a, "/search", query)["diagnostics"]["query_term_idfs"]
     assert a_idfs["紫薯"] < a_idfs["zqxq7"]  # A's own words count for A
+
+
+def test_a_documents_text_is_read_only_by_who_may_read_the_document(users):
+    a_doc = post(users.a, "/documents", SECRET_A)["documents"][0]["document_id"]
+    params = {"start": 0, "end": 5}
+    assert "紫薯芝士蛋糕" in users.a.get(f"/documents/{a_doc}/text", params=params).json()["text"]
+    response = users.b.get(f"/documents/{a_doc}/text", params=params)
+    assert response.status_code == 404
+    assert "紫薯" not in response.text

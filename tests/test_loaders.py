@@ -148,7 +148,7 @@ def test_a_folder_batch_goes_on_past_failures(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "c.html").write_text("<h1>C</h1><p>text</p>", encoding="utf-8")
     (tmp_path / "sub" / "empty.md").write_text("   ", encoding="utf-8")
-    (tmp_path / "skipped.docx").write_bytes(b"PK\x03\x04")
+    (tmp_path / "skipped.odt").write_bytes(b"PK\x03\x04")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "hidden.md").write_text("# hidden", encoding="utf-8")
     items = list(load_path(tmp_path))
@@ -162,9 +162,9 @@ def test_a_folder_batch_goes_on_past_failures(tmp_path):
 
 
 def test_single_unsupported_or_missing_path_fails(tmp_path):
-    docx = tmp_path / "report.docx"
-    docx.write_bytes(b"PK\x03\x04")
-    assert load_one(docx) == LoadFailure(str(docx), "unsupported type .docx")
+    odt = tmp_path / "report.odt"
+    odt.write_bytes(b"PK\x03\x04")
+    assert load_one(odt) == LoadFailure(str(odt), "unsupported type .odt")
     assert load_failure(tmp_path / "missing.md").reason == "no such file or folder"
 
 
@@ -315,7 +315,8 @@ def test_load_bytes_jsonl_is_all_or_nothing():
 @pytest.mark.parametrize(
     ("data", "name", "ctype", "message"),
     [
-        (b"PK\x03\x04", "report.docx", None, "unsupported type .docx"),
+        (b"PK\x03\x04", "report.odt", None, "unsupported type .odt"),
+        (b"PK\x03\x04", "report.docx", None, "cannot read the Word document \\(damaged"),
         (b"data", "blob", "application/octet-stream", "unsupported type application/octet-stream"),
         (b"\x00\x00\x00", "a.txt", "text/plain", "binary file"),
         (b"", "a.md", None, "empty file"),

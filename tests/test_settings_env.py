@@ -1,6 +1,7 @@
 """Every environment name a deployment sets today still sets the same setting, with the same type,
 default and bounds (tests/fixtures/settings_env.json: the settings as they stood when Settings was split
-into sections). A setting added later is free; one renamed, retyped or with a new default fails here."""
+into sections, as main had them at the merge). A setting added later is free; one renamed, retyped or
+with a new default fails here."""
 
 from __future__ import annotations
 

@@ -186,6 +186,13 @@ class SearchHit(BaseModel):
     heading: str
     content: str
     metadata: dict[str, Any]
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="where the passage came from: char_start/char_end in the document's text, and where the "
+        "file has them page_start/page_end (PDF, Word), slide_start/slide_end (PowerPoint), sheet and "
+        'row_start/row_end (Excel, CSV), chapter/chapter_title (EPUB); label says it briefly ("p. 12", '
+        '"slide 4", "Sales, rows 10–20"). null for web pages and passages stored before it was recorded',
+    )
     score: float | None = Field(
         description="closeness in meaning to the question in [0, 1]: (1 + cosine) / 2; the same scale in "
         "every mode and with every reranker, so one min_score fits all queries (docs/scores.md). The "
@@ -302,6 +309,13 @@ class SourceOut(BaseModel):
     url: str | None = Field(default=None, description="web sources: the page")
     provider: str | None = Field(default=None, description="web sources: the search provider")
     fetched_at: datetime | None = Field(default=None, description="web sources: when it was fetched")
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="where the passage came from: char_start/char_end in the document's text, and where the "
+        "file has them page_start/page_end (PDF, Word), slide_start/slide_end (PowerPoint), sheet and "
+        'row_start/row_end (Excel, CSV), chapter/chapter_title (EPUB); label says it briefly ("p. 12", '
+        '"slide 4", "Sales, rows 10–20"). null for web pages and passages stored before it was recorded',
+    )
 
 
 class StoredSourceOut(SourceOut):
@@ -356,26 +370,12 @@ class ClientConfigOut(BaseModel):
     features: ClientFeaturesOut
 
 
-class ApiKeyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"name": "Open WebUI"}]})
+class DocumentTextOut(BaseModel):
+    """A stretch of a document's text around a passage (a source's provenance char_start/char_end)."""
 
-    name: str = Field(min_length=1, max_length=100, description="what the key is for, shown in the list")
-    expires_in_days: int | None = Field(
-        default=None, ge=1, le=3650, description="the key stops working after this many days; omitted: never"
-    )
-
-
-class ApiKeyOut(BaseModel):
-    id: uuid.UUID
-    name: str
-    prefix: str = Field(description="the key's first 12 characters, to tell keys apart")
-    created_at: datetime
-    expires_at: datetime | None
-    last_used_at: datetime | None = Field(description="the last request that used it (to the minute)")
-
-
-class ApiKeyCreatedOut(ApiKeyOut):
-    key: str = Field(
-        description="the key itself: send it as `Authorization: Bearer <key>`. Shown this once; only its "
-        "hash is stored."
-    )
+    document_id: uuid.UUID
+    start: int = Field(description="where `text` starts in the document's text")
+    end: int = Field(description="where it ends (exclusive)")
+    text: str
+    passage_start: int = Field(description="where the asked passage starts inside `text`")
+    passage_end: int = Field(description="where it ends inside `text` (exclusive)")

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backend.ingest.provenance import source_provenance
 from backend.search.types import ScoredChunk
 from backend.text.hygiene import drop_unstorable
 
@@ -88,4 +89,5 @@ def source_record(n: int, chunk: ScoredChunk, *, cited: bool, in_context: bool) 
         "chunk_id": chunk.chunk_id,
         "document_id": str(chunk.document_id),
         "external_id": chunk.external_id,
+        "provenance": source_provenance(chunk.metadata),
     }

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from backend.cli import (
     calibrate_commands,
+    cluster_commands,
     db_commands,
     ingest_commands,
     query_commands,
@@ -19,7 +20,14 @@ from backend.cli import (
 from backend.cli.errors import CliError
 
 # Every command module is imported for real: one that fails to import is an error, not a missing command.
-COMMAND_MODULES = (db_commands, ingest_commands, query_commands, server_commands, calibrate_commands)
+COMMAND_MODULES = (
+    db_commands,
+    ingest_commands,
+    query_commands,
+    server_commands,
+    calibrate_commands,
+    cluster_commands,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -49,6 +49,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="WEIGHT=VALUE",
         help="change a weight of the base policy in the new version (alpha, beta, w1, w2, w3): alpha=0.2",
     )
+    p.add_argument(
+        "--embedding-model",
+        default=None,
+        metavar="MODEL_ID",
+        help="the embedding model whose searches scored the labels, recorded in the new policy so a "
+        "service embedding with another one warns (default: the configured one, e.g. "
+        "multilingual-e5-small@384, BAAI/bge-m3@1024)",
+    )
     p.set_defaults(handler=run_calibrate)
 
 
@@ -80,6 +88,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         policy, report = calibrate(rows, base)
     except (PolicyError, CalibrationError) as exc:
         raise CliError(str(exc)) from exc
+    policy = dataclasses.replace(policy, embedding_model=args.embedding_model or _configured_model())
     path, saved = save_new_policy(policy, args.policies_dir)
     counts = report["counts"]
     print(
@@ -99,8 +108,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
         )
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
+    fitted = saved.embedding_model or "unknown (set --embedding-model or OPENAI_EMBEDDING_DIMS)"
+    print(f"embedding model: {fitted}")
     print(f"new policy {saved.score_policy_version}: {path}")
     return 0
+
+
+def _configured_model() -> str | None:
+    from backend.config import get_settings
+    from backend.embeddings.factory import configured_model_id
+
+    return configured_model_id(get_settings())
 
 
 def read_labels(path: Path) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""`db upgrade | status | ship-sql | new-migration | lock | stop`: database lifecycle."""
+"""`db upgrade | status | ship-sql | new-migration | lock | stop | distribute`: database lifecycle."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "lock", help="record new migrations in supabase/migrations.lock; exit 2 if a shipped one changed"
     ).set_defaults(handler=lock)
     db_sub.add_parser("stop", help="stop the embedded server").set_defaults(handler=stop)
+    from backend.cli.cluster_commands import register_distribute
+
+    register_distribute(db_sub)
 
 
 def _describe(settings: Settings) -> str:
@@ -52,6 +55,9 @@ def upgrade(args: argparse.Namespace) -> int:
         print(f"schema: already at migration {after}; nothing to do")
     else:
         print(f"schema: migrated {before or 'empty database'} -> {after}")
+    from backend.cli.cluster_commands import redistribute_after_upgrade
+
+    redistribute_after_upgrade(url)
     return 0
 
 

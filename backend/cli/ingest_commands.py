@@ -18,7 +18,12 @@ from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ingest", help="ingest files, folders and BEIR-style .jsonl files")
-    p.add_argument("paths", nargs="*", type=Path, help=".md .txt .html .pdf .jsonl files or folders")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="files or folders (.md .txt .html .pdf .docx .pptx .xlsx .csv .tsv .epub .jsonl)",
+    )
     p.add_argument("--jsonl", action="append", type=Path, default=[], help="a BEIR corpus.jsonl (repeatable)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs, CI)")
     p.add_argument(

@@ -51,6 +51,7 @@ class AnswerabilityPolicy:
     calibrated_on: str = ""
     derived_from: str | None = None
     calibration: dict[str, Any] | None = field(default=None, hash=False)
+    embedding_model: str | None = None  # the model_id whose cosines it was fitted on; None: unknown
 
     def __post_init__(self) -> None:
         problems = []
@@ -96,6 +97,7 @@ class AnswerabilityPolicy:
             "leg_depth": self.leg_depth,
             "risk_flags": dataclasses.asdict(self.risk_flags),
             "calibration": self.calibration,
+            "embedding_model": self.embedding_model,
         }
 
     @classmethod
@@ -115,6 +117,7 @@ class AnswerabilityPolicy:
                 calibrated_on=data.get("calibrated_on", ""),
                 derived_from=data.get("derived_from"),
                 calibration=data.get("calibration"),
+                embedding_model=data.get("embedding_model"),
             )
         except KeyError as exc:
             raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc

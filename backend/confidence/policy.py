@@ -75,6 +75,9 @@ class Policy:
     # else fixed (P10, P90) anchors per feature, pooled over a labelled calibration run, so a query
     # whose best candidate is weak in absolute terms scores low (per-query scores cannot show that).
     anchors: dict[str, tuple[float, float]] | None = field(default=None, hash=False)
+    # The embedding model (model_id) whose cosines the anchors and thresholds were calibrated on; None:
+    # unknown. The retrieval service warns when it embeds with another one.
+    embedding_model: str | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -123,6 +126,7 @@ class Policy:
                 "on_levels": list(self.web_fallback.on_levels),
             },
             "calibration": self.calibration,
+            "embedding_model": self.embedding_model,
             "normalization": (
                 {"mode": "per_query"}
                 if self.anchors is None
@@ -154,6 +158,7 @@ class Policy:
                 derived_from=data.get("derived_from"),
                 calibration=data.get("calibration"),
                 anchors=_anchors(data.get("normalization") or {"mode": "per_query"}),
+                embedding_model=data.get("embedding_model"),
             )
         except KeyError as exc:
             raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Final
 
 import psycopg
+from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
@@ -46,16 +47,15 @@ def apply_identity(
         # Outside a transaction block the settings would end with this very statement.
         raise RuntimeError("apply_identity needs an open transaction: use `with conn.transaction():`")
     conn.execute(
-        "select set_config('role', %s, true), set_config('request.jwt.claims', %s, true), "
-        "set_config('search_path', %s, true), "
+        "select set_config('role', %s, true), set_config('search_path', %s, true), "
         "set_config('statement_timeout', coalesce(%s::text, current_setting('statement_timeout')), true)",
-        (
-            identity.role,
-            json.dumps(identity.database_claims(), default=str),
-            SEARCH_PATH,
-            None if statement_timeout_ms is None else f"{statement_timeout_ms}ms",
-        ),
+        (identity.role, SEARCH_PATH, None if statement_timeout_ms is None else f"{statement_timeout_ms}ms"),
     )
+    # SET LOCAL, not set_config(): on Citus it is the form that travels to the workers
+    # (citus.propagate_set_commands = local), where the shards' policies call auth.uid(). SET takes no
+    # bind parameter: the claims are quoted as a literal.
+    claims = json.dumps(identity.database_claims(), default=str)
+    conn.execute(sql.SQL("set local request.jwt.claims = {}").format(sql.Literal(claims)))
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import psycopg
 
 from backend.config import Settings
-from backend.db.repositories import documents as documents_repo
+from backend.db.repositories import bulk_load as bulk_repo
 
 # Index access methods whose maintenance bulk mode defers. HNSW inserts dominate a COPY; deferring
 # GIN too took 20k chunks on 2 cores from 5.4 to 3.6 s of load for 1.0 s more of builds (bench/ingest.py).
@@ -42,9 +42,9 @@ class BulkLoad:
     ) -> None:
         self.conn = conn
         self.methods = tuple(methods)
-        self.deferred: list[documents_repo.DeferredIndex] | None = None
+        self.deferred: list[bulk_repo.DeferredIndex] | None = None
         # First, so that a bad setting fails before any work and no timeout cuts the load short.
-        documents_repo.configure_bulk_transaction(
+        bulk_repo.configure_bulk_transaction(
             conn,
             maintenance_work_mem=settings.ingest_bulk_maintenance_work_mem,
             parallel_workers=settings.ingest_bulk_parallel_workers,
@@ -52,7 +52,7 @@ class BulkLoad:
 
     def start(self) -> None:
         if self.deferred is None:
-            self.deferred = documents_repo.defer_chunk_indexes(self.conn, methods=self.methods)
+            self.deferred = bulk_repo.defer_chunk_indexes(self.conn, methods=self.methods)
 
     def finish(self) -> BulkLoadStats | None:
         """Refresh term statistics, rebuild the indexes, analyze; None when nothing was written."""
@@ -60,12 +60,12 @@ class BulkLoad:
             return None
         stats = BulkLoadStats([i.name for i in self.deferred])
         started = time.perf_counter()
-        documents_repo.refresh_term_stats(self.conn)
+        bulk_repo.refresh_term_stats(self.conn)
         stats.term_stats_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        documents_repo.rebuild_chunk_indexes(self.conn, self.deferred)
+        bulk_repo.rebuild_chunk_indexes(self.conn, self.deferred)
         stats.index_build_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        documents_repo.analyze_documents_and_chunks(self.conn)
+        bulk_repo.analyze_documents_and_chunks(self.conn)
         stats.analyze_seconds = time.perf_counter() - started
         return stats

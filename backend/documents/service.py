@@ -13,6 +13,7 @@ from backend.auth.identity import Identity
 from backend.db.database import Database
 from backend.db.repositories import documents as repo
 from backend.errors import Forbidden, NotFound
+from backend.ingest.provenance import TextWindow, text_window
 
 
 def list_documents(
@@ -46,3 +47,24 @@ def delete_document(db: Database, *, identity: Identity, document_id: uuid.UUID)
     if readable is None:
         raise NotFound(f"document {document_id} does not exist")
     raise Forbidden(f"document {document_id} is public: only the service path (SERVICE_API_KEY) deletes it")
+
+
+def read_text(
+    db: Database, *, identity: Identity, document_id: uuid.UUID, start: int, end: int, around: int
+) -> TextWindow:
+    """The readable document's text from `around` characters before `start` to as many after `end`
+    (a cited passage in its surroundings), rebuilt from its chunks; NotFound when the caller cannot
+    read the document or no chunk of it records that place."""
+    with db.as_user(identity, read_only=True) as conn:
+        pieces = repo.chunk_texts_between(
+            conn,
+            document_id=document_id,
+            start=max(0, start - around),
+            end=end + around,
+            viewer=identity.user_id,
+            all_rows=identity.is_service,
+        )
+    window = text_window(pieces, max(0, start - around), end + around)
+    if window is None:
+        raise NotFound(f"document {document_id} has no stored text at characters {start}-{end}")
+    return window

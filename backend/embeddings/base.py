@@ -14,8 +14,14 @@ from backend.errors import InvalidInput, ProviderError
 class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors; `model_id` is stored with every chunk."""
 
-    model_id: str  # includes the dimension, e.g. "gemini-embedding-001@768"
-    dims: int
+    @property
+    def model_id(self) -> str:
+        """The model and its dimension, e.g. "gemini-embedding-001@768" (read-only: a provider may have to
+        ask its server for the size first)."""
+        ...
+
+    @property
+    def dims(self) -> int: ...
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed passages for storage: shape (len(texts), dims), float32, rows of unit length."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.ingest.provenance import Span
+
 
 @dataclass
 class LoadedDocument:
@@ -17,6 +19,8 @@ class LoadedDocument:
     content_type: str
     external_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Where parts of `content` were read from (PDF pages, slides, sheet rows, chapters), by offset.
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass

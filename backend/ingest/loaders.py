@@ -1,4 +1,5 @@
-"""Files and uploads to LoadedDocuments: Markdown, text, HTML, PDF and BEIR-style JSONL."""
+"""Files and uploads to LoadedDocuments: Markdown, text, HTML, PDF, Word, PowerPoint, Excel, CSV/TSV,
+EPUB and BEIR-style JSONL."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from backend.errors import InvalidInput, ParseLimitExceeded, UnsupportedDocument
 from backend.ingest.decoding import decode_text, is_binary
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.metadata import validate_metadata
-from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits, parse_html_document, parse_pdf
+from backend.ingest.provenance import Span
+from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits, parse_document
 from backend.text.hygiene import find_unstorable, location_text, printable, unstorable_char
 from backend.text.normalize import clean_document_text
 
-SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl"}
+_OOXML = "application/vnd.openxmlformats-officedocument."
 CONTENT_TYPES = {
     ".md": "text/markdown",
     ".markdown": "text/markdown",
@@ -27,10 +29,29 @@ CONTENT_TYPES = {
     ".htm": "text/html",
     ".pdf": "application/pdf",
     ".jsonl": "application/jsonl",
+    ".docx": _OOXML + "wordprocessingml.document",
+    ".pptx": _OOXML + "presentationml.presentation",
+    ".xlsx": _OOXML + "spreadsheetml.sheet",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".epub": "application/epub+zip",
+}
+SUPPORTED_SUFFIXES = frozenset(CONTENT_TYPES)
+# The types parsed in the sandbox (backend/ingest/sandbox.py), by the kind its parser knows them as.
+_SANDBOXED = {
+    "application/pdf": "pdf",
+    "text/html": "html",
+    CONTENT_TYPES[".docx"]: "docx",
+    CONTENT_TYPES[".pptx"]: "pptx",
+    CONTENT_TYPES[".xlsx"]: "xlsx",
+    "text/csv": "csv",
+    "text/tab-separated-values": "tsv",
+    "application/epub+zip": "epub",
 }
 # Upload content types understood when the file name has no supported suffix.
 _SUFFIX_BY_TYPE = {
     **{ctype: suffix for suffix, ctype in CONTENT_TYPES.items() if suffix not in {".markdown", ".htm"}},
+    "application/csv": ".csv",
     "text/x-markdown": ".md",
     "application/x-ndjson": ".jsonl",
     "application/jsonlines": ".jsonl",
@@ -131,21 +152,28 @@ def _parse(
     data: bytes, *, suffix: str, stem: str, source: str, filename: str, limits: ParseLimits
 ) -> LoadedDocument:
     """One non-JSONL document; raises UnsupportedDocument with a human-readable reason, or
-    ParseLimitExceeded. PDF and HTML, whose parsers an input can make slow, run in the sandbox."""
+    ParseLimitExceeded. Every format but Markdown and text, whose parsers an input can make slow or
+    large, runs in the sandbox; those parsers also say where each part of the text came from."""
     content_type = CONTENT_TYPES[suffix]
-    if content_type in ("application/pdf", "text/html"):
-        parse = parse_pdf if content_type == "application/pdf" else parse_html_document
+    spans: tuple[Span, ...] = ()
+    if content_type in _SANDBOXED:
         try:
-            title, content = parse(data, limits)
+            parsed = parse_document(_SANDBOXED[content_type], data, limits)
         except ParseLimitExceeded as exc:
             raise ParseLimitExceeded(f"{filename}: {exc}") from None
+        title, content, spans = parsed.title, parsed.text, parsed.spans
     else:
         content = clean_document_text(decode_text(data))
         title = _markdown_title(content) if content_type == "text/markdown" else None
     if not content:
-        raise UnsupportedDocument("empty file" if content_type != "text/html" else "no readable text in HTML")
+        raise UnsupportedDocument("no readable text in HTML" if content_type == "text/html" else "empty file")
     return LoadedDocument(
-        title=title or stem, content=content, source=source, filename=filename, content_type=content_type
+        title=title or stem,
+        content=content,
+        source=source,
+        filename=filename,
+        content_type=content_type,
+        spans=spans,
     )
 
 

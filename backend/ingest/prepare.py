@@ -15,6 +15,7 @@ from backend.errors import InvalidInput
 from backend.ingest.chunking import Chunk, chunk_text
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.metadata import chunk_metadata, document_metadata, validate_metadata
+from backend.ingest.provenance import PROVENANCE_KEY, SourceMap
 from backend.text import index_tokens, normalize
 from backend.text.normalize import clean_document_text, has_control_characters, strip_control_characters
 
@@ -82,11 +83,13 @@ def prepare_document(doc: LoadedDocument, settings: Settings) -> PreparedDocumen
         raise InvalidInput(f"external_id {doc.external_id!r} contains control characters")
     # Whatever path a document came by (a file loader or a JSON body), its text is stored without
     # control characters: PostgreSQL refuses NUL, and no reader wants the others.
+    content = clean_document_text(doc.content)
     doc = replace(
         doc,
         title=strip_control_characters(doc.title),
         source=strip_control_characters(doc.source),
-        content=clean_document_text(doc.content),
+        content=content,
+        spans=doc.spans if content == doc.content else (),  # parsers give clean text: offsets hold
     )
     if not doc.content.strip():
         raise InvalidInput(f"{doc.source}: the document has no text")
@@ -98,6 +101,7 @@ def prepare_document(doc: LoadedDocument, settings: Settings) -> PreparedDocumen
     content_hash = sha256(f"{doc.title}\x00{doc.content}")
     external_id = doc.external_id or f"sha256:{content_hash[:32]}"
     meta = document_metadata(doc)
+    places = SourceMap(doc.spans)
     chunks = []
     for chunk in chunk_text(
         doc.content, content_type=doc.content_type, size=s.chunk_size, overlap=s.chunk_overlap
@@ -112,6 +116,9 @@ def prepare_document(doc: LoadedDocument, settings: Settings) -> PreparedDocumen
                 sat_len=s.quality_sat_len,
                 keyphrase_top_k=s.keyphrase_top_k,
             ),
+            # Where the chunk came from (character offsets; page, slide, sheet rows, chapter): every
+            # source that cites the chunk carries it (backend/ingest/provenance.py).
+            PROVENANCE_KEY: places.locate(chunk.start, chunk.end).stored(),
         }
         chunks.append(
             PreparedChunk(

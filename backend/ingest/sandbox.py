@@ -3,11 +3,12 @@
 A PDF whose pages share one heavy content stream took 32 s of CPU for 40 kB, in a server thread
 nothing could stop; an HTML page nested 40,000 levels deep takes lexbor 10 s (its cost grows with the
 square of the depth). So every PDF, every uploaded HTML file and every web page read in full is
-parsed by backend/ingest/parsing.py in a child that
+parsed by backend/ingest/parsing.py in a child that (and so is every CSV and every Office or EPUB file)
   * is killed after PARSE_TIMEOUT_S of wall-clock time (RLIMIT_CPU backs that up inside the child),
   * cannot map more than PARSE_MEMORY_MB (RLIMIT_AS: an allocation past it fails with MemoryError),
   * refuses a PDF of more than PDF_MAX_PAGES pages before reading one, and stops extracting once the
     text passes MAX_DOCUMENT_CHARS,
+  * refuses a zip-based file (.docx .pptx .xlsx .epub) that would unpack past PARSE_MAX_UNZIPPED_MB,
 and each of these ends in ParseLimitExceeded (413) naming the setting.
 
 The children are forked from a forkserver that imported pypdf and lexbor once (set_forkserver_preload),
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import ParseLimitExceeded, UnsupportedDocument
 from backend.ingest import parsing
+from backend.ingest.formats.builder import Parsed
 
 if TYPE_CHECKING:  # the forkserver preloads this module: it imports no more than parsing needs
     from backend.config import Settings
@@ -54,6 +56,7 @@ class ParseLimits:
     memory_mb: int = 1024
     max_pdf_pages: int = 2000
     max_chars: int = 2_000_000
+    max_unzipped_mb: int = 256
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ParseLimits:
@@ -62,20 +65,30 @@ class ParseLimits:
             memory_mb=settings.parse_memory_mb,
             max_pdf_pages=settings.pdf_max_pages,
             max_chars=settings.max_document_chars,
+            max_unzipped_mb=settings.parse_max_unzipped_mb,
         )
 
 
 DEFAULT_LIMITS = ParseLimits()
 
 
+def parse_document(kind: str, data: bytes, limits: ParseLimits) -> Parsed:
+    """A file of one kind of parsing.document (pdf, html, csv, tsv, docx, pptx, xlsx, epub): its title,
+    text and the places of its text; UnsupportedDocument or ParseLimitExceeded."""
+    parsed: Parsed = _run(kind, data, limits)
+    return parsed
+
+
 def parse_pdf(data: bytes, limits: ParseLimits) -> Result:
     """A PDF's title and text; UnsupportedDocument or ParseLimitExceeded."""
-    return _run("pdf", data, limits)
+    parsed = parse_document("pdf", data, limits)
+    return parsed.title, parsed.text
 
 
 def parse_html_document(data: bytes, limits: ParseLimits) -> Result:
     """An uploaded HTML file's title and readable text."""
-    return _run("html", data, limits)
+    parsed = parse_document("html", data, limits)
+    return parsed.title, parsed.text
 
 
 async def parse_html_page(html: str, limits: ParseLimits) -> Result:
@@ -83,13 +96,14 @@ async def parse_html_page(html: str, limits: ParseLimits) -> Result:
     stops the child within _POLL_S."""
     stop = threading.Event()
     try:
-        return await asyncio.to_thread(_run, "page", html, limits, stop)
+        result: Result = await asyncio.to_thread(_run, "page", html, limits, stop)
+        return result
     except asyncio.CancelledError:
         stop.set()
         raise
 
 
-def _run(kind: str, payload: bytes | str, limits: ParseLimits, stop: threading.Event | None = None) -> Result:
+def _run(kind: str, payload: bytes | str, limits: ParseLimits, stop: threading.Event | None = None) -> Any:
     receiver, sender = _CONTEXT.Pipe(duplex=False)
     child = _CONTEXT.Process(target=_child, args=(sender, kind, payload, limits), daemon=True)
     with _START, _main_module_hidden():
@@ -137,7 +151,7 @@ def _wait(
             return None  # it exited (or was killed) without a word
 
 
-def _outcome(message: tuple[Any, ...] | None, exitcode: int | None, limits: ParseLimits) -> Result:
+def _outcome(message: tuple[Any, ...] | None, exitcode: int | None, limits: ParseLimits) -> Any:
     if message is None:
         if exitcode == _MEMORY_EXIT:
             message = ("memory",)
@@ -147,7 +161,7 @@ def _outcome(message: tuple[Any, ...] | None, exitcode: int | None, limits: Pars
             raise UnsupportedDocument(f"the parser stopped on this file (exit code {exitcode})")
     kind = message[0]
     if kind == "ok":
-        return message[1], message[2]
+        return message[1]
     if kind == "unsupported":
         raise UnsupportedDocument(message[1])
     if kind == "limit":
@@ -164,8 +178,7 @@ def _child(sender: Connection, kind: str, payload: bytes | str, limits: ParseLim
     cpu = math.ceil(limits.timeout_s) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     try:
-        title, text = _parse(kind, payload, limits)
-        sender.send(("ok", title, text))
+        sender.send(("ok", _parse(kind, payload, limits)))
     except parsing.LimitReached as exc:
         sender.send(("limit", str(exc), exc.setting))
     except UnsupportedDocument as exc:
@@ -180,12 +193,16 @@ def _child(sender: Connection, kind: str, payload: bytes | str, limits: ParseLim
         sender.close()
 
 
-def _parse(kind: str, payload: bytes | str, limits: ParseLimits) -> Result:
+def _parse(kind: str, payload: bytes | str, limits: ParseLimits) -> Result | Parsed:
     if isinstance(payload, str):
         return parsing.html_page_text(payload)
-    if kind == "pdf":
-        return parsing.pdf_text(payload, max_pages=limits.max_pdf_pages, max_chars=limits.max_chars)
-    return parsing.html_document_text(payload, max_chars=limits.max_chars)
+    return parsing.document(
+        kind,
+        payload,
+        max_pages=limits.max_pdf_pages,
+        max_chars=limits.max_chars,
+        max_unzipped_bytes=limits.max_unzipped_mb * 1024 * 1024,
+    )
 
 
 def _peak_memory() -> int:

@@ -29,7 +29,7 @@ class LLM(Protocol):
     """A generator of cited answers, plus free-form completions for helper tasks."""
 
     name: str  # e.g. "gemini-2.5-flash", "extractive", "scripted"
-    generator: str  # "gemini" | "extractive" | "scripted", shown to users
+    generator: str  # "gemini" | "openai_compatible" | "extractive" | "scripted", shown to users
 
     def answer(
         self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()

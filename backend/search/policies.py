@@ -10,6 +10,8 @@ from backend.confidence.answerability import Fusion
 from backend.confidence.assess import ScorePolicy, load_score_policy
 from backend.confidence.policy import POLICIES_DIR
 from backend.config import Settings
+from backend.embeddings import Embedder
+from backend.embeddings.fitted import fitted_model_warnings, policies_fitted
 from backend.retrieval.params import HybridParams
 from backend.retrieval.rerank_policy import RERANK_POLICIES_DIR, RerankPolicy, load_rerank_policy
 
@@ -25,26 +27,19 @@ class SearchPolicies:
     params: HybridParams  # the SQL functions' knobs
 
     @classmethod
-    def load(cls, settings: Settings, *, embedding_model: str) -> SearchPolicies:
+    def load(cls, settings: Settings, *, embedder: Embedder) -> SearchPolicies:
         """Read the policy files the settings name (RerankPolicyError, PolicyError when one is bad), and
-        warn when the rerank policy was fitted with another embedding model than the one in use."""
+        warn for each policy fitted with another embedding model than the one in use."""
         rerank = load_rerank_policy(
             settings.rag_rerank_policy, settings.rag_rerank_policies_dir or RERANK_POLICIES_DIR
         )
-        if rerank.embedding_model and rerank.embedding_model != embedding_model:
-            logger.warning(
-                "rerank policy %s was fitted with %s; this service embeds with %s: rankings and the "
-                "dynamic cut may differ (fit one: python -m bench.rerank --fit-version vN)",
-                rerank.name,
-                rerank.embedding_model,
-                embedding_model,
-            )
+        score = load_score_policy(settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR)
+        for warning in fitted_model_warnings(embedder, policies_fitted(rerank, score)):
+            logger.warning("%s", warning)
         return cls(
             rerank=rerank,
             seed=load_rerank_policy("v1"),
-            score=load_score_policy(
-                settings.score_policy_version, settings.score_policies_dir or POLICIES_DIR
-            ),
+            score=score,
             fusion=Fusion(settings.rag_rrf_k, settings.rag_full_text_weight, settings.rag_semantic_weight),
             params=HybridParams.from_settings(settings),
         )

@@ -33,3 +33,16 @@ class DatabaseSettings(BaseModel):
         "embedded database, off for DATABASE_URL (deploys migrate explicitly: `db upgrade`, "
         "`alembic upgrade head` or `supabase db push`).",
     )
+    # A local Citus cluster (`python -m backend cluster`, `make test-distributed`; docs/scaling.md).
+    citus_src: Path | None = Field(
+        default=None, description="A Citus source folder to build against the embedded PostgreSQL."
+    )
+    citus_build_dir: Path = Field(
+        default=Path("./.data/citus-build"),
+        description="Citus builds, one per commit and PostgreSQL version.",
+    )
+    cluster_dir: Path = Path("./.data/cluster")
+    cluster_port: int = Field(
+        default=55432, ge=1024, le=65000, description="Coordinator; workers: the next ports."
+    )
+    cluster_workers: int = Field(default=2, ge=1, le=16)

@@ -41,8 +41,9 @@ class IngestSettings(BaseModel):
         "value of an $in on a list field (tags), up to ~25,000 rows a search (README, Limits).",
     )
     max_document_chars: int = Field(default=2_000_000, ge=1)
-    # PDF and HTML files (uploads, the CLI, web pages read in full) are parsed in a child process with
-    # these bounds (backend/ingest/sandbox.py); past one, the file is refused naming it (413).
+    # PDF, HTML, CSV, Office and EPUB files (uploads, the CLI, web pages read in full) are parsed in a
+    # child process with these bounds (backend/ingest/sandbox.py); past one, the file is refused naming
+    # it (413).
     parse_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, description="Wall-clock time one parse may take."
     )
@@ -50,6 +51,13 @@ class IngestSettings(BaseModel):
         default=1024, ge=128, le=65536, description="Address space of the parsing process (RLIMIT_AS)."
     )
     pdf_max_pages: int = Field(default=2000, ge=1, description="Pages a PDF may have.")
+    parse_max_unzipped_mb: int = Field(
+        default=256,
+        ge=1,
+        le=65536,
+        description="What a .docx, .pptx, .xlsx or .epub file (a zip archive) may unpack to, in MB, by "
+        "the sizes its archive declares; more is refused before anything is unpacked (413).",
+    )
     max_request_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     ingest_embed_batch_size: int = Field(default=64, ge=1)
     ingest_bulk_maintenance_work_mem: str = Field(

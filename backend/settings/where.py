@@ -12,10 +12,11 @@ from pydantic import BaseModel, Field
 
 class WhereSettings(BaseModel):
     # --- WhereBuilder: filters inferred from the question (issue 15; seed retrieval-layer.md) ----
-    where_builder: Literal["auto", "rules", "gemini"] = Field(
+    where_builder: Literal["auto", "rules", "llm", "gemini"] = Field(
         default="auto",
-        description="How infer_filters reads a question: rules; gemini (structured output, the rules as "
-        "fallback on any failure); auto: gemini when the LLM provider is Gemini, else rules.",
+        description="How infer_filters reads a question: rules; llm (the configured LLM's structured "
+        "output, the rules as fallback on any failure); gemini (Gemini whatever LLM_PROVIDER says); auto: "
+        "llm when LLM_PROVIDER is gemini or openai_compatible, else rules.",
     )
     where_timezone: str = Field(
         default="UTC",

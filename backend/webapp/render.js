@@ -87,6 +87,7 @@ function sourceList(msg, actions) {
           chip(msg, s, actions),
           h("span", { class: "source-title" }, sourceTitle(s)),
           s.heading ? h("span", { class: "source-heading" }, s.heading.split(" > ").join(" › ")) : null,
+          placeText(s.provenance) ? h("span", { class: "source-place" }, placeText(s.provenance)) : null,
           s.kind === "web" ? h("span", { class: "badge web" }, hostOf(s.url)) : null,
           s.stale ? h("span", { class: "badge stale" }, staleText(s)) : null,
         ),
@@ -119,4 +120,20 @@ export function errorText(error) {
       ? t("networkError", { detail: error.detail })
       : t("error", { status: error.status, detail: error.detail });
   return error.requestId ? `${text} (${t("requestId", { id: error.requestId })})` : text;
+}
+
+/** Where a passage is in its file ("p. 12", "slide 4", "sheet 2, rows 10–20"), in the page's language. */
+export function placeText(p) {
+  if (!p) return "";
+  const part = (start, end, one, many) =>
+    start == null ? null : end == null || end === start ? t(one, { n: start }) : t(many, { a: start, b: end });
+  return [
+    part(p.page_start, p.page_end, "placePage", "placePages"),
+    part(p.slide_start, p.slide_end, "placeSlide", "placeSlides"),
+    part(p.sheet_start, p.sheet_end, "placeSheet", "placeSheets"),
+    part(p.row_start, p.row_end, "placeRow", "placeRows"),
+    part(p.chapter_start, p.chapter_end, "placeChapter", "placeChapters"),
+  ]
+    .filter(Boolean)
+    .join(t("placeSeparator"));
 }

@@ -4,7 +4,7 @@
 
 import { clear, h, safeUrl } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
-import { hostOf, sourceTitle, staleText } from "./render.js";
+import { hostOf, placeText, sourceTitle, staleText } from "./render.js";
 
 // Shown in this order; scores in [0, 1] get a bar.
 const FEATURES = [
@@ -80,14 +80,47 @@ export class SourcePanel {
       ),
       s.stale && !s.deleted ? h("p", { class: "stale-hint" }, t("staleHint")) : null,
       s.heading ? section(t("headingPath"), h("p", { class: "heading-path" }, s.heading.split(" > ").join(" › "))) : null,
+      placeText(s.provenance) ? section(t("place"), h("p", { class: "place" }, placeText(s.provenance))) : null,
       // A deleted document's passage was erased: say so where the passage was.
       s.deleted
         ? section(t("snippet"), h("p", { class: "deleted-hint" }, t("deletedHint")))
         : section(t("snippet"), h("blockquote", { class: "snippet" }, s.snippet || "")),
+      s.deleted ? null : this.contextSection(s),
       s.kind === "web" ? webPage(s) : s.deleted ? null : this.documentSection(s),
       why(s.why || {}),
     );
     clear(this.body).append(content);
+  }
+
+  /** The passage highlighted inside the document's text around it (GET /documents/{id}/text), for a
+   * source that says where it is and whose document has not changed since. Hidden until it loads. */
+  contextSection(s) {
+    const p = s.provenance;
+    if (!p || !s.document_id || s.stale || !Number.isInteger(p.char_start) || !Number.isInteger(p.char_end)) {
+      return null;
+    }
+    const quote = h("blockquote", { class: "in-context" });
+    const el = section(t("inContext"), quote);
+    el.hidden = true;
+    this.loadContext(s, el, quote);
+    return el;
+  }
+
+  async loadContext(s, el, quote) {
+    const { char_start: start, char_end: end } = s.provenance;
+    try {
+      const url = `/documents/${encodeURIComponent(s.document_id)}/text?start=${start}&end=${end}&around=300`;
+      const w = await this.api.json(url);
+      if (this.current !== s) return;
+      quote.append(
+        h("span", { class: "context" }, (w.start > 0 ? "…" : "") + w.text.slice(0, w.passage_start)),
+        h("mark", {}, w.text.slice(w.passage_start, w.passage_end)),
+        h("span", { class: "context" }, w.text.slice(w.passage_end) + "…"),
+      );
+      el.hidden = false;
+    } catch {
+      // nothing to add: the document may be gone or unreadable now, and the passage is shown above
+    }
   }
 
   documentSection(s) {

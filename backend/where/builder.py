@@ -28,7 +28,7 @@ from backend.where.rules import Inferred, Vocabulary, infer_rules
 
 logger = logging.getLogger(__name__)
 
-Method = Literal["none", "rules", "gemini"]
+Method = Literal["none", "rules", "gemini", "openai_compatible"]
 Validate = Callable[[dict[str, Any]], Any]  # the filter compiler: raises InvalidInput on a bad filter
 
 
@@ -122,7 +122,7 @@ class WhereBuilder:
             infer_with_model, self.llm, question, now, vocabulary, high_quality_min=s.where_high_quality_min
         )
         try:
-            return future.result(timeout=s.where_llm_timeout_s), "gemini", None
+            return future.result(timeout=s.where_llm_timeout_s), self._model_method, None
         except FutureTimeout:
             reason = f"timeout after {s.where_llm_timeout_s:g} s"
         except WhereModelError as exc:
@@ -134,6 +134,12 @@ class WhereBuilder:
             reason = f"error: {type(exc).__name__}: {exc}"
         logger.warning("[where] the model's filters were not used (%s); the rules decide", reason)
         return rules, "rules", reason
+
+    @property
+    def _model_method(self) -> Method:
+        """The model's reading, named by its provider (a test double counts as Gemini, as it always did)."""
+        generator = getattr(self.llm, "generator", "")
+        return "openai_compatible" if generator == "openai_compatible" else "gemini"
 
     def close(self) -> None:
         if self._executor is not None:

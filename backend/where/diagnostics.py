@@ -31,11 +31,12 @@ class WhereDiagnostics(_Diag):
     """The effective filter: the request's `filters` (user) and what infer_filters read (inferred)."""
 
     infer_filters: bool = Field(description="whether the request asked to infer filters from the question")
-    method: Literal["none", "rules", "gemini"] = Field(
-        description="what read the question: none (infer_filters false), rules, or gemini (structured output)"
+    method: Literal["none", "rules", "gemini", "openai_compatible"] = Field(
+        description="what read the question: none (infer_filters false), rules, or the model's structured "
+        "output (gemini, openai_compatible)"
     )
     fallback: str | None = Field(
-        default=None, description="why Gemini's reading was not used and the rules decided (timeout, …)"
+        default=None, description="why the model's reading was not used and the rules decided (timeout, …)"
     )
     question: str = Field(description="the question as asked")
     retrieval_query: str = Field(

@@ -12,13 +12,13 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import vocabulary as vocabulary_repo
 from backend.errors import ConfigurationError, ProviderError
-from backend.llm import LLM
-from backend.llm.gemini import GeminiLLM
+from backend.llm import LLM, create_llm
 from backend.retrieval.filters import compile_filter
 from backend.where.builder import WhereBuilder
 from backend.where.rules import Vocabulary
 
 VOCABULARY_FIELDS = ("tags", "lang", "media_type", "content_type")
+_MODEL_PROVIDERS = ("gemini", "openai_compatible")  # LLM providers that can read a question into filters
 _MAX_CALLERS = 1024  # cached vocabularies (one per caller: row-level security decides what each sees)
 
 
@@ -69,22 +69,21 @@ class MetadataVocabulary:
 
 
 def build_where_builder(settings: Settings, db: Database, *, llm: LLM | None = None) -> WhereBuilder:
-    """The WhereBuilder of the settings: the caller's vocabulary, the filter compiler, and Gemini when
-    WHERE_BUILDER says (auto: when the LLM provider is Gemini), with its own short timeout and no retries:
-    a slow model must not hold a search, the rules are there."""
+    """The WhereBuilder of the settings: the caller's vocabulary, the filter compiler, and a model when
+    WHERE_BUILDER says (auto: when the LLM provider is Gemini or OpenAI-compatible), with its own short
+    timeout and no retries: a slow model must not hold a search, the rules are there."""
     vocabulary = MetadataVocabulary(
         db, ttl_s=settings.where_vocabulary_ttl_s, max_values=settings.where_vocabulary_max_values
     )
-    use_model = settings.where_builder == "gemini" or (
-        settings.where_builder == "auto" and settings.resolved_llm_provider == "gemini"
-    )
+    provider = "gemini" if settings.where_builder == "gemini" else settings.resolved_llm_provider
+    use_model = settings.where_builder != "rules" and provider in _MODEL_PROVIDERS
+    if settings.where_builder == "llm" and not use_model:
+        raise ConfigurationError("WHERE_BUILDER=llm needs LLM_PROVIDER=gemini or openai_compatible")
     if use_model and llm is None:
+        update: dict[str, object] = {"llm_provider": provider, "llm_max_retries": 0}
+        update["llm_timeout_s"] = settings.where_llm_timeout_s
         try:
-            llm = GeminiLLM(
-                settings.model_copy(
-                    update={"llm_timeout_s": settings.where_llm_timeout_s, "llm_max_retries": 0}
-                )
-            )
+            llm = create_llm(settings.model_copy(update=update))
         except ProviderError as exc:
             raise ConfigurationError(f"WHERE_BUILDER={settings.where_builder}: {exc}") from exc
     whitelist = list(settings.metadata_whitelist)

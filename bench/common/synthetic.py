@@ -343,15 +343,17 @@ class Query:
     vector: np.ndarray
 
 
-def load_queries(pool: SentencePool, dims: int, seed: int, count: int) -> list[Query]:
+def load_queries(
+    pool: SentencePool, dims: int, seed: int, count: int, root: Path = DATASETS_DIR
+) -> list[Query]:
     """`count` real questions, an equal share per dataset, shuffled; vectors from their document's cluster."""
-    names = dataset_names(DATASETS_DIR)
+    names = dataset_names(root)
     vectors = ClusteredVectors(dims, seed)
     clusters = {d.key: d.cluster for d in pool.docs}
     picked: list[tuple[str, str, int]] = []
     per_set = -(-count // len(names))
     for name in names:
-        ds = load_dataset(name)
+        ds = load_dataset(name, root)
         rnd = random.Random(seed + zlib.crc32(name.encode()))
         rows = rnd.sample(ds.queries, min(per_set, len(ds.queries)))
         for qid, text in rows:

@@ -83,7 +83,7 @@ def build_runners(
         services.db,
         services.embedder,
         rrf_settings,
-        policies=SearchPolicies.load(rrf_settings, embedding_model=model),
+        policies=SearchPolicies.load(rrf_settings, embedder=services.embedder),
         where=services.retrieval.where,
     )
     bm25 = bm25s.BM25()

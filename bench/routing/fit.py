@@ -27,6 +27,7 @@ from backend.confidence.answerability import background_cosine, document_evidenc
 from backend.confidence.answerability_policy import FEATURES, AnswerabilityPolicy
 from backend.confidence.assess import answerability_confidence
 from backend.confidence.policy import POLICIES_DIR
+from backend.embeddings import LocalEmbedder
 from bench.common import DATASETS_DIR
 from bench.common.beir import dataset_names
 from bench.common.report import markdown_table
@@ -221,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         policy = replace(
             policy,
             calibrated_on=f"{len(records)} questions of {', '.join(sets)} (bench/routing half split)",
+            embedding_model=LocalEmbedder.model_id,  # bench.routing searches with the local model
             calibration={
                 "date": datetime.now(UTC).date().isoformat(),
                 "method": "logistic regression (IRLS, ridge 0.01) on the features of each question's "

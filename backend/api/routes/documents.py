@@ -15,17 +15,19 @@ from backend.api.schemas import (
     DocumentOut,
     DocumentPage,
     DocumentsBatchIn,
+    DocumentTextOut,
     IngestOutcomeOut,
     IngestSummaryOut,
 )
 from backend.documents import service as documents_service
 from backend.documents.ingestion import IngestSummary
-from backend.errors import NotFound, PayloadTooLarge, UnsupportedDocument
+from backend.errors import InvalidInput, NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes
 from backend.ingest.sandbox import ParseLimits
 
 router = APIRouter(prefix="/documents", tags=["documents"])
+MAX_TEXT_OFFSET = 1_000_000_000  # past any document (MAX_DOCUMENT_CHARS): keeps the SQL in int range
 
 
 def _loaded(doc: DocumentIn) -> LoadedDocument:
@@ -73,7 +75,8 @@ def create_documents(
 @router.post(
     "/upload",
     response_model=IngestSummaryOut,
-    summary="Upload files (.md .txt .html .pdf .jsonl); each file succeeds or fails on its own",
+    summary="Upload files (.md .txt .html .pdf .docx .pptx .xlsx .csv .tsv .epub .jsonl); each file "
+    "succeeds or fails on its own",
 )
 def upload_documents(
     services: ServicesDep, user: CurrentUser, _: IngestLimit, files: Annotated[list[UploadFile], File()]
@@ -111,6 +114,34 @@ def get_document(document_id: uuid.UUID, services: ServicesDep, user: CurrentUse
     if doc is None:
         raise NotFound(f"document {document_id} does not exist")
     return DocumentOut(**doc)
+
+
+@router.get(
+    "/{document_id}/text",
+    response_model=DocumentTextOut,
+    summary="A document's text around a passage (a source's provenance.char_start / char_end)",
+)
+def read_document_text(
+    document_id: uuid.UUID,
+    services: ServicesDep,
+    user: CurrentUser,
+    start: int = Query(ge=0, le=MAX_TEXT_OFFSET),
+    end: int = Query(ge=0, le=MAX_TEXT_OFFSET),
+    around: int = Query(400, ge=0, le=5000, description="characters shown before and after the passage"),
+) -> DocumentTextOut:
+    if end < start:
+        raise InvalidInput("end must not be before start")
+    window = documents_service.read_text(
+        services.db, identity=user, document_id=document_id, start=start, end=end, around=around
+    )
+    return DocumentTextOut(
+        document_id=document_id,
+        start=window.start,
+        end=window.end,
+        text=window.text,
+        passage_start=max(0, start - window.start),
+        passage_end=max(0, min(end, window.end) - window.start),
+    )
 
 
 @router.delete(

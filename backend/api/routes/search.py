@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
+from backend.ingest.provenance import PROVENANCE_KEY, source_provenance
 from backend.search.types import SearchRequest
 from backend.search.web import search_with_web
 
@@ -36,7 +37,8 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
             title=c.title,
             heading=c.heading,
             content=c.content,
-            metadata=c.metadata,
+            metadata={k: v for k, v in c.metadata.items() if k != PROVENANCE_KEY},
+            provenance=source_provenance(c.metadata),
             score=c.score,
             scores=c.why(),
         )

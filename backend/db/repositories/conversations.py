@@ -68,15 +68,26 @@ def list_conversations(
     conn: psycopg.Connection, *, owner_id: uuid.UUID | None, limit: int, offset: int
 ) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+        rows = cur.execute(
             """
-            select c.id, c.title, c.created_at, c.updated_at,
-                   (select count(*) from messages m where m.conversation_id = c.id) as message_count
+            select c.id, c.title, c.created_at, c.updated_at
             from conversations c where c.owner_id is not distinct from %(owner_id)s
             order by c.updated_at desc, c.id limit %(limit)s offset %(offset)s
             """,
             {"owner_id": owner_id, "limit": limit, "offset": offset},
         ).fetchall()
+    # The counts in a read of their own, not a correlated subquery: on Citus conversations and
+    # messages are co-located by tenant, and Citus correlates distributed tables only on that column.
+    counts: dict[uuid.UUID, int] = {
+        r[0]: int(r[1])
+        for r in conn.execute(
+            "select conversation_id, count(*) from messages where conversation_id = any(%s) group by 1",
+            ([r["id"] for r in rows],),
+        ).fetchall()
+    }
+    for row in rows:
+        row["message_count"] = counts.get(row["id"], 0)
+    return rows
 
 
 def list_messages(conn: psycopg.Connection, *, conversation_id: uuid.UUID) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -41,21 +40,50 @@ def find_existing(
 ) -> dict[str, ExistingDocument]:
     """Documents with these external ids (for this owner), with what ingestion compares against."""
     rows = conn.execute(
-        """
-        select d.external_id, d.id, d.content_hash, d.metadata,
-               coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{}')
-                   as models,
-               count(c.id) as chunk_count,
-               coalesce(array_agg(distinct c.embed_hash) filter (where c.embed_hash is not null), '{}')
-                   as embed_hashes
-        from documents d
-        left join chunks c on c.document_id = d.id
-        where d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)
-        group by d.id
-        """,
+        "select external_id, id, content_hash, metadata from documents "
+        "where owner_id is not distinct from %(owner_id)s and external_id = any(%(external_ids)s)",
         {"owner_id": owner_id, "external_ids": list(external_ids)},
     ).fetchall()
-    return {r[0]: ExistingDocument(r[1], r[2], r[3], tuple(r[4]), r[5], frozenset(r[6])) for r in rows}
+    chunks = chunk_summaries(conn, document_ids=[r[1] for r in rows])
+    empty = ChunkSummary(0, (), frozenset())
+    return {
+        r[0]: ExistingDocument(
+            r[1],
+            r[2],
+            r[3],
+            chunks.get(r[1], empty).models,
+            chunks.get(r[1], empty).count,
+            chunks.get(r[1], empty).embed_hashes,
+        )
+        for r in rows
+    }
+
+
+@dataclass(frozen=True)
+class ChunkSummary:
+    count: int
+    models: tuple[str, ...]  # the models that embedded its chunks, sorted
+    embed_hashes: frozenset[str]  # the embedding-cache keys its chunks were embedded from
+
+
+def chunk_summaries(
+    conn: psycopg.Connection, *, document_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, ChunkSummary]:
+    """Per document: how many chunks it has, which models embedded them, from which cache keys.
+
+    A read of its own, not a join: on Citus (sql/citus/distribute.sql) documents and chunks are
+    co-located by tenant, not by the document id such a join would use, and Citus joins two
+    distributed tables only on their distribution column.
+    """
+    if not document_ids:
+        return {}
+    rows = conn.execute(
+        "select document_id, count(*), array_agg(distinct embedding_model order by embedding_model), "
+        "coalesce(array_agg(distinct embed_hash) filter (where embed_hash is not null), '{}') "
+        "from chunks where document_id = any(%s) group by document_id",
+        (list(document_ids),),
+    ).fetchall()
+    return {r[0]: ChunkSummary(int(r[1]), tuple(r[2]), frozenset(r[3])) for r in rows}
 
 
 @dataclass(frozen=True)
@@ -91,8 +119,8 @@ def write_documents(
     # The replaced documents' chunks go first: rewriting a document row propagates its dates to its
     # chunks (migration 016), which would rewrite every old chunk just before deleting it.
     conn.execute(
-        "delete from chunks c using documents d where c.document_id = d.id "
-        "and d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s)",
+        "delete from chunks c where c.document_id in (select d.id from documents d "
+        "where d.owner_id is not distinct from %(owner_id)s and d.external_id = any(%(external_ids)s))",
         {"owner_id": owner_id, "external_ids": [d.external_id for d, _ in documents]},
     )
     written = _upsert_documents(conn, owner_id=owner_id, documents=[d for d, _ in documents])
@@ -153,8 +181,11 @@ def copy_chunks(
                 ]
             )
     if staged:
+        # RETURNING: on Citus an INSERT ... SELECT without it is written to the shards by COPY, which
+        # a table under RLS refuses; with it, by INSERT statements that the policies check.
         conn.execute(
-            f"insert into chunks ({_CHUNK_COLUMNS}) select {_CHUNK_COLUMNS} from pg_temp.chunk_stage"
+            f"insert into chunks ({_CHUNK_COLUMNS}) "
+            f"select {_CHUNK_COLUMNS} from pg_temp.chunk_stage returning id"
         )
         conn.execute("drop table pg_temp.chunk_stage")
 
@@ -169,9 +200,11 @@ def _upsert_documents(
         from unnest(%(external_ids)s::text[], %(titles)s::text[], %(sources)s::text[],
                     %(hashes)s::text[], %(metadata)s::jsonb[])
             as d(external_id, title, source, content_hash, metadata)
-        on conflict (owner_id, external_id) do update
+        -- By name and with no function call in the update: what Citus accepts (on Citus the
+        -- constraint also holds tenant_id; excluded.updated_at is the column's default, now()).
+        on conflict on constraint documents_owner_external_id_key do update
             set title = excluded.title, source = excluded.source, content_hash = excluded.content_hash,
-                metadata = excluded.metadata, updated_at = now()
+                metadata = excluded.metadata, updated_at = excluded.updated_at
         returning external_id, id, (xmax = 0) as created
         """,
         {
@@ -204,8 +237,7 @@ def list_documents(
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             f"""
-            select {_DOCUMENT_COLUMNS},
-                   (select count(*) from chunks c where c.document_id = d.id) as chunk_count
+            select {_DOCUMENT_COLUMNS}
             from documents d
             where {_READABLE}
             order by d.updated_at desc, d.id
@@ -214,6 +246,9 @@ def list_documents(
             params,
         ).fetchall()
         total = cur.execute(f"select count(*) as n from documents d where {_READABLE}", params).fetchone()
+    chunks = chunk_summaries(conn, document_ids=[r["id"] for r in rows])
+    for row in rows:
+        row["chunk_count"] = chunks[row["id"]].count if row["id"] in chunks else 0
     return rows, int(total["n"]) if total else 0
 
 
@@ -222,17 +257,15 @@ def get_document(
 ) -> dict[str, Any] | None:
     """One readable document with its chunk count and embedding models, or None."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
-            f"""
-            select {_DOCUMENT_COLUMNS}, count(c.id) as chunk_count,
-                   coalesce(array_agg(distinct c.embedding_model) filter (where c.id is not null), '{{}}')
-                       as embedding_models
-            from documents d left join chunks c on c.document_id = d.id
-            where d.id = %(id)s and {_READABLE}
-            group by d.id
-            """,
+        row = cur.execute(
+            f"select {_DOCUMENT_COLUMNS} from documents d where d.id = %(id)s and {_READABLE}",
             {"id": document_id, "viewer": viewer, "all_rows": all_rows},
         ).fetchone()
+    if row is not None:
+        summary = chunk_summaries(conn, document_ids=[row["id"]]).get(row["id"])
+        row["chunk_count"] = summary.count if summary else 0
+        row["embedding_models"] = list(summary.models) if summary else []
+    return row
 
 
 def delete_document(
@@ -261,12 +294,18 @@ def chunks_embedded_by_other_models(
 ) -> list[ChunkToReembed]:
     """The chunks not embedded by `model` (with what their embedded text is made of), by id."""
     rows = conn.execute(
-        "select c.id, c.owner_id, d.title, c.heading_path, c.content "
-        "from chunks c join documents d on d.id = c.document_id "
-        "where c.embedding_model <> %(model)s and c.id > %(after)s order by c.id limit %(limit)s",
+        "select id, owner_id, document_id, heading_path, content from chunks "
+        "where embedding_model <> %(model)s and id > %(after)s order by id limit %(limit)s",
         {"model": model, "after": after_id, "limit": limit},
     ).fetchall()
-    return [ChunkToReembed(r[0], r[1], r[2], list(r[3]), r[4]) for r in rows]
+    # The titles in a read of their own (not a join: see chunk_summaries).
+    titles: dict[uuid.UUID, str] = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "select id, title from documents where id = any(%s)", (list({r[2] for r in rows}),)
+        ).fetchall()
+    }
+    return [ChunkToReembed(r[0], r[1], titles.get(r[2], ""), list(r[3]), r[4]) for r in rows]
 
 
 def count_chunks_embedded_by_other_models(conn: psycopg.Connection, *, model: str) -> int:
@@ -288,83 +327,29 @@ def update_embeddings(
 # --- bulk loads: index maintenance deferred to the end of the transaction --------------------------
 
 
-@dataclass(frozen=True)
-class DeferredIndex:
-    schema: str
-    name: str
-    definition: str  # pg_get_indexdef(): exactly what the migrations created
-
-
-def defer_chunk_indexes(conn: psycopg.Connection, *, methods: Sequence[str]) -> list[DeferredIndex]:
-    """Lock chunks, drop its indexes of these access methods and pause the term-stats triggers.
-
-    In the caller's transaction: the ACCESS EXCLUSIVE lock blocks every reader of chunks until it
-    ends, and a rollback restores the indexes and triggers. Returns what rebuild_chunk_indexes needs.
-    """
-    conn.execute("lock table chunks in access exclusive mode")
+def chunk_texts_between(
+    conn: psycopg.Connection,
+    *,
+    document_id: uuid.UUID,
+    start: int,
+    end: int,
+    viewer: uuid.UUID | None,
+    all_rows: bool,
+) -> list[tuple[int, int, str]]:
+    """(char_start, char_end, content) of the readable document's chunks whose recorded place in its
+    text (metadata -> 'provenance') overlaps [start, end), in text order."""
     rows = conn.execute(
-        """
-        select n.nspname, i.relname, pg_get_indexdef(i.oid)
-        from pg_index x
-        join pg_class i on i.oid = x.indexrelid
-        join pg_namespace n on n.oid = i.relnamespace
-        join pg_am am on am.oid = i.relam
-        where x.indrelid = 'chunks'::regclass and am.amname = any(%(methods)s)
-          and not x.indisunique and not x.indisprimary
-        order by i.relname
+        f"""
+        select (c.metadata -> 'provenance' ->> 'char_start')::int,
+               (c.metadata -> 'provenance' ->> 'char_end')::int,
+               c.content
+        from chunks c join documents d on d.id = c.document_id
+        where c.document_id = %(id)s and {_READABLE}
+          and jsonb_typeof(c.metadata -> 'provenance' -> 'char_start') = 'number'
+          and (c.metadata -> 'provenance' ->> 'char_end')::int > %(start)s
+          and (c.metadata -> 'provenance' ->> 'char_start')::int < %(end)s
+        order by 1, c.position
         """,
-        {"methods": list(methods)},
+        {"id": document_id, "start": start, "end": end, "viewer": viewer, "all_rows": all_rows},
     ).fetchall()
-    indexes = [DeferredIndex(*r) for r in rows]
-    for index in indexes:
-        conn.execute(sql.SQL("drop index {}").format(sql.Identifier(index.schema, index.name)))
-    for trigger in _term_stats_triggers(conn):
-        conn.execute(sql.SQL("alter table chunks disable trigger {}").format(sql.Identifier(trigger)))
-    return indexes
-
-
-def refresh_term_stats(conn: psycopg.Connection) -> None:
-    """Rebuild term statistics from the chunks (migration 006) and resume their triggers."""
-    conn.execute("select refresh_term_stats()")
-    for trigger in _term_stats_triggers(conn):
-        conn.execute(sql.SQL("alter table chunks enable trigger {}").format(sql.Identifier(trigger)))
-
-
-def rebuild_chunk_indexes(conn: psycopg.Connection, indexes: Sequence[DeferredIndex]) -> None:
-    """Create the dropped indexes again from their recorded definitions."""
-    for index in indexes:
-        conn.execute(index.definition)
-
-
-def _term_stats_triggers(conn: psycopg.Connection) -> list[str]:
-    # The triggers whose work refresh_term_stats() redoes, found by their functions (migrations 006, 018).
-    rows = conn.execute(
-        """
-        select tgname from pg_trigger
-        where tgrelid = 'chunks'::regclass and not tgisinternal
-          and tgfoid in ('term_stats_after_insert'::regproc, 'term_stats_after_delete'::regproc,
-                         'term_stats_after_update'::regproc)
-        order by tgname
-        """
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
-def configure_bulk_transaction(
-    conn: psycopg.Connection, *, maintenance_work_mem: str, parallel_workers: int
-) -> None:
-    """For the rest of the caller's transaction: no timeouts, memory and workers for index builds."""
-    conn.execute(
-        """
-        select set_config('statement_timeout', '0', true),
-               set_config('idle_in_transaction_session_timeout', '0', true),
-               set_config('maintenance_work_mem', %(memory)s, true),
-               set_config('max_parallel_maintenance_workers', %(workers)s, true)
-        """,
-        {"memory": maintenance_work_mem, "workers": str(parallel_workers)},
-    )
-
-
-def analyze_documents_and_chunks(conn: psycopg.Connection) -> None:
-    """Fresh planner statistics after a large load (autovacuum would take a while to notice)."""
-    conn.execute("analyze documents, chunks")
+    return [(r[0], r[1], r[2]) for r in rows]

@@ -61,7 +61,8 @@ def finish_run(
             plan = coalesce(%(plan)s, plan),
             conversation_id = coalesce(%(conversation_id)s, conversation_id),
             message_id = coalesce(%(message_id)s, message_id),
-            updated_at = now(), finished_at = clock_timestamp()
+            -- statement_timestamp(): when this statement ran (Citus refuses a volatile clock_timestamp())
+            updated_at = now(), finished_at = statement_timestamp()
         where id = %(id)s and status = 'running'
         """,
         {

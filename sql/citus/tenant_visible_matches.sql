@@ -1,0 +1,72 @@
+-- tenant_visible_matches(match_query, tenants, filter_path, filter_vars, filter_dates, containment,
+--                        created_from, created_until, updated_from, updated_until) (Citus only)
+--     -> setof bigint
+--
+-- sql/hybrid_search_visible_matches.sql for the cluster: the ids of the chunks matching match_query
+-- and the compiled filter (search_filter()'s parts, as hybrid_search compiled them once per call: the
+-- path when residual, else null, its vars and dates, containment and the four date bounds) that the
+-- calling role may read, among the tenants of `tenants` (search_tenants(); null: every tenant), read
+-- as the owner so that the GIN index serves `fts @@ query` (under RLS it could not: the operator is
+-- not LEAKPROOF), with the policy's rule applied here (service_role: every chunk, authenticated:
+-- public ones and its own, anyone else: none). The path is evaluated only on rows the caller may read
+-- (CASE fixes the order), as on one node. hybrid_search calls it on the coordinator before its
+-- statement and reads the ids back under RLS. Naming the tenants prunes the shards Citus visits (one
+-- or two for a user).
+set search_path = public, extensions;
+
+-- Before migration 019 it took the filter itself and compiled it again.
+drop function if exists public.tenant_visible_matches(tsquery, jsonb, uuid[]);
+
+create or replace function public.tenant_visible_matches(
+    match_query tsquery,
+    tenants uuid[],
+    filter_path jsonpath default null,
+    filter_vars jsonb default '{}',
+    filter_dates boolean default false,
+    containment jsonb default '{}',
+    created_from timestamptz default null,
+    created_until timestamptz default null,
+    updated_from timestamptz default null,
+    updated_until timestamptz default null
+)
+returns setof bigint
+language plpgsql
+stable
+security definer
+set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
+    all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
+    user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
+    user_id uuid := auth.uid();
+begin
+    if not (all_rows or user_rows) or match_query is null then
+        return;
+    end if;
+    return query
+        select c.id
+        from public.chunks c
+        where (tenants is null or c.tenant_id = any(tenants))
+          and c.fts @@ match_query
+          and (all_rows or c.visibility = 'public' or c.owner_id = user_id)
+          and (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
+          and (created_from is null or c.document_created_at >= created_from)
+          and (created_until is null or c.document_created_at <= created_until)
+          and (updated_from is null or c.document_updated_at >= updated_from)
+          and (updated_until is null or c.document_updated_at <= updated_until)
+          and (filter_path is null
+               or case when all_rows or c.visibility = 'public' or c.owner_id = user_id
+                       then jsonb_path_match(case when filter_dates then public.search_filter_target(
+                           c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end,
+                           filter_path, coalesce(filter_vars, '{}'::jsonb))
+                  end);
+end;
+$$;
+revoke execute on function public.tenant_visible_matches(
+    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+) from public, anon;
+grant execute on function public.tenant_visible_matches(
+    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+) to authenticated, service_role;
