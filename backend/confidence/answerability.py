@@ -13,12 +13,28 @@ Each candidate document gets three features, read from the fused candidates of o
                  does: jieba cuts a question and a passage differently ("盧斯是" vs "盧斯").
   leg_agreement  1 when it holds the first chunk of both the vector and the full-text leg, 0.5 for
                  one leg, else 0: two independent retrievers agreeing.
+
+Across languages (issue 26) the last two read zero whatever the evidence: a Chinese question's terms
+do not occur in an English passage, and the full-text leg cannot find it. Each candidate's language
+(backend.text.detect_lang of its text: 'zh' or 'en') is compared with the question's (of its terms),
+and four language-aware features (policy v4) mean the same whatever the two languages are:
+  comparable_coverage   term_coverage over the question terms the passage's language can hold: for a
+                        Latin-script passage the terms without Chinese characters (numbers, names,
+                        Latin words of a Chinese question); otherwise every term. No comparable term:
+                        0. The same as term_coverage when the languages agree.
+  comparable_agreement  leg_agreement when the languages agree; across them the full-text leg is
+                        blind, so the vector leg's first chunk alone counts as agreement (1, else 0).
+  cross_lingual         1 when the document's language differs from the question's, else 0: with its
+                        own weight it replaces the term evidence the other language cannot show.
+  cross_lingual_lift    cosine_lift when the languages differ, else 0: the embedding is the only
+                        evidence left there, so the model may weigh it more.
 score = sigmoid(bias + sum(weight * feature)), weights >= 0 (monotone), fitted leave-one-dataset-out
 on the development sets by bench/routing. The best document's score is best_overall_score.
 
 Risk flags (each means what it says):
   low_coverage         close in meaning (cosine_lift >= lift_high) but most of the question's weight
                        of terms missing (term_coverage < coverage_low): it may be about something else.
+                       Never on a cross-lingual document (its missing terms are the other language's).
   single_spike         only one retriever found it: none of its chunks is in the other leg.
   sparse_evidence      under sparse_ratio of its chunks were retrieved (only with chunk totals).
   huge_doc_sparse      a document of huge_doc_chunks or more chunks with under huge_doc_ratio of them
@@ -37,11 +53,13 @@ from typing import Any, Protocol
 
 from backend.confidence.answerability_policy import AnswerabilityPolicy
 from backend.confidence.scoring import ChunkLike
-from backend.text import normalize
+from backend.text import detect_lang, normalize
 
 # Chinese terms of 2+ characters are matched in the text too; Latin stems would match inside other
 # words ("art" in "start"), single characters everywhere.
 _SUBSTRING_TERM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}$")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+LANGUAGES = ("zh", "en")  # what detect_lang tells apart ('und': neither script, never a mismatch)
 
 
 class Candidate(ChunkLike, Protocol):
@@ -71,6 +89,9 @@ class DocumentEvidence:
     full_text_rank: int | None
     hit_chunks: int
     missing_terms: tuple[str, ...]  # question terms its best-covering chunk lacks, rarest first
+    language: str = "und"  # detect_lang of its first chunk: 'zh', 'en' or 'und'
+    cross_lingual: bool = False  # its language and the question's are both known and differ
+    comparable_coverage: float = 0.0  # term_coverage over the terms its language can hold
 
 
 @dataclass(frozen=True)
@@ -132,18 +153,44 @@ def term_weights(terms: Sequence[str], term_idfs: Mapping[str, float] | None) ->
     return {t: float(term_idfs[t]) if t in term_idfs and term_idfs[t] > 0 else fallback for t in terms}
 
 
+def question_language(terms: Sequence[str]) -> str:
+    """The question's language, read off its terms (what every caller of the score passes)."""
+    return detect_lang(" ".join(terms))
+
+
+def passage_language(candidate: Candidate) -> str:
+    """A candidate's language: its content_language when it carries one (the benchmark's stored
+    candidates keep only the query terms of their text), else detect_lang of its text."""
+    known = getattr(candidate, "content_language", None)
+    return known if isinstance(known, str) and known else detect_lang(candidate.content)
+
+
+def comparable_terms(terms: Sequence[str], language: str) -> list[str]:
+    """The terms a passage in `language` can contain: a Latin-script passage holds no Chinese word
+    (it may hold a Chinese question's numbers and Latin names); Chinese text quotes Latin words."""
+    if language == "en":
+        return [t for t in terms if not _HAN.search(t)]
+    return list(terms)
+
+
 def document_evidence(
     candidates: Sequence[Candidate], terms: Sequence[str], term_idfs: Mapping[str, float] | None
 ) -> list[DocumentEvidence]:
     """Aggregate scored chunks per document, in order of first appearance."""
     weights = term_weights(list(dict.fromkeys(terms)), term_idfs)
     total = sum(weights.values())
+    asked = question_language(terms)
     groups: dict[Any, list[Candidate]] = {}
     for c in candidates:
         groups.setdefault(c.document_id, []).append(c)
     out = []
     for doc_id, members in groups.items():
+        language = passage_language(members[0])
+        cross = asked in LANGUAGES and language in LANGUAGES and asked != language
+        comparable = comparable_terms(list(weights), language) if cross else list(weights)
+        comparable_total = sum(weights[t] for t in comparable)
         best_cover, best_missing = 0.0, tuple(sorted(weights, key=lambda t: -weights[t]))
+        best_comparable = 0.0
         for c in members:
             tokens = set(c.content_tokens.split())
             text = normalize(c.content).lower()
@@ -155,6 +202,9 @@ def document_evidence(
                 best_missing = tuple(
                     t for t in sorted(weights, key=lambda t: -weights[t]) if t not in contained
                 )
+            if comparable_total > 0:
+                held = sum(weights[t] for t in comparable if t in contained)
+                best_comparable = max(best_comparable, held / comparable_total)
         cosines = [c.similarity for c in members if c.similarity is not None]
         out.append(
             DocumentEvidence(
@@ -168,6 +218,9 @@ def document_evidence(
                 ),
                 hit_chunks=len(members),
                 missing_terms=best_missing,
+                language=language,
+                cross_lingual=cross,
+                comparable_coverage=best_comparable,
             )
         )
     return out
@@ -186,7 +239,17 @@ def features(doc: DocumentEvidence, background: float | None) -> dict[str, float
     else:
         lift = (doc.cosine - background) / max(1.0 - background, 1e-6)
     legs = (doc.vector_rank == 1) + (doc.full_text_rank == 1)
-    return {"cosine_lift": lift, "term_coverage": doc.term_coverage, "leg_agreement": legs / 2}
+    cross = 1.0 if doc.cross_lingual else 0.0
+    return {
+        "cosine_lift": lift,
+        "term_coverage": doc.term_coverage,
+        "leg_agreement": legs / 2,
+        "comparable_coverage": doc.comparable_coverage,
+        # across languages the full-text leg is blind: the vector leg's first chunk alone agrees
+        "comparable_agreement": float(doc.vector_rank == 1) if doc.cross_lingual else legs / 2,
+        "cross_lingual": cross,
+        "cross_lingual_lift": lift * cross,
+    }
 
 
 def document_score(values: Mapping[str, float], policy: AnswerabilityPolicy) -> float:

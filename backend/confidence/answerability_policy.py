@@ -14,7 +14,23 @@ from backend.confidence.policy import PolicyError, version_pattern
 
 FORMULA = "answerability"
 # The features a policy may weigh (backend/confidence/answerability.py computes them per document).
-FEATURES = ("cosine_lift", "term_coverage", "leg_agreement")
+FEATURES = (
+    "cosine_lift",
+    "term_coverage",
+    "leg_agreement",
+    "comparable_coverage",
+    "comparable_agreement",
+    "cross_lingual",
+    "cross_lingual_lift",
+)
+# v4 on: the features that mean the same whatever the languages of question and passage.
+LANGUAGE_AWARE_FEATURES = (
+    "cosine_lift",
+    "comparable_coverage",
+    "comparable_agreement",
+    "cross_lingual",
+    "cross_lingual_lift",
+)
 
 
 @dataclass(frozen=True)

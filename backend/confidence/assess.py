@@ -162,20 +162,24 @@ def _parent_entry(
     runner_up: bool,
     both_legs: bool,
 ) -> dict[str, Any]:
-    # strength / coverage / stability keep the seed's three dimensions: meaning, terms, agreement.
+    # strength / coverage / stability keep the seed's three dimensions: meaning, terms, agreement
+    # (as the policy reads them: a language-aware one through the comparable terms and legs).
+    aware = "comparable_coverage" in policy.weights or "comparable_agreement" in policy.weights
     return {
         "parent_id": doc.parent_id,
         "title": doc.title,
         "overall_score": _round(score),
         "strength": _round(values["cosine_lift"]),
-        "coverage": _round(values["term_coverage"]),
-        "stability": _round(values["leg_agreement"]),
+        "coverage": _round(values["comparable_coverage" if aware else "term_coverage"]),
+        "stability": _round(values["comparable_agreement" if aware else "leg_agreement"]),
         "risk_flags": risk_flags(doc, values, policy, chunk_totals, runner_up=runner_up, both_legs=both_legs),
         "features": {
             "cosine": _round(doc.cosine),
             "cosine_lift": _round(values["cosine_lift"]),
             "term_coverage": _round(values["term_coverage"]),
             "leg_agreement": values["leg_agreement"],
+            "comparable_coverage": _round(values["comparable_coverage"]),
+            "cross_lingual": doc.cross_lingual,
             "vector_rank": doc.vector_rank,
             "full_text_rank": doc.full_text_rank,
             "hit_chunks": doc.hit_chunks,
@@ -196,7 +200,12 @@ def risk_flags(
     """The flags of backend/confidence/answerability.py's docstring, in that order."""
     rule = policy.risk_flags
     flags = []
-    if values["cosine_lift"] >= rule.lift_high and values["term_coverage"] < rule.coverage_low:
+    # Across languages the missing terms are the other language's words, not another subject.
+    if (
+        not doc.cross_lingual
+        and values["cosine_lift"] >= rule.lift_high
+        and values["term_coverage"] < rule.coverage_low
+    ):
         flags.append("low_coverage")
     if both_legs and (doc.vector_rank is None or doc.full_text_rank is None):
         flags.append("single_spike")

@@ -183,8 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         log(f"error: {exc} (run once without --reuse)")
         return 2
     print(render(report))
-    print()
-    print(render_variants(report))
+    for version in dict.fromkeys([settings.score_policy_version, *policies]):
+        if version != "v1":  # the seed formula routes every question to answer
+            print()
+            print(render_variants(report, version))
     for path in write_plots(report, args.plots):
         log(f"wrote {path}")
     log(f"wrote {args.out}")

@@ -1,12 +1,17 @@
-"""Fit the answerability policy on the routing benchmark's stored searches, leave-one-dataset-out.
+"""Fit the answerability policy on the routing benchmark's stored searches, leave-one-out.
 
-Usage: .venv/bin/python -m bench.routing.fit [--sets NAME ...] [--write vN]
+Usage: .venv/bin/python -m bench.routing.fit [--variants KIND ...] [--holdout group|variant|set]
+                                            [--features NAME ...] [--write vN]
 
-Reads the searches `python -m bench.routing` stored (.data/bench-cache/routing/<set>.records.jsonl.gz).
-For each set held out, a logistic regression on the other sets' questions (features of the best
-fused candidate document, backend/confidence/answerability.py) and thresholds chosen on those sets
-only; the held-out set is scored with the real policy function. The printed table is the held-out
-(LODO) figure per set; --write saves the fit on every set as a new policy file.
+Reads the searches `python -m bench.routing` stored (.data/bench-cache/routing/<key>.records.jsonl.gz),
+one group per variant and set (monolingual cmrc2018-dev, keyword.drcd-dev, xlang.…, combined, …).
+For each group held out, a logistic regression on the questions of the groups left for training
+(features of the best fused candidate document, backend/confidence/answerability.py) and thresholds
+chosen on those groups only; the held-out group is scored with the real policy function.
+--holdout: group (every other group trains, except the mixed corpus, which repeats the monolingual
+questions), variant (no group of the held-out variant trains: the score has never seen that kind of
+question) or set (no group sharing a development set with it trains). The printed table is the
+held-out figure per group; --write saves the fit on every group as a new policy file.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from backend.confidence.answerability import background_cosine, document_evidence, features, scored_candidates
-from backend.confidence.answerability_policy import FEATURES, AnswerabilityPolicy
+from backend.confidence.answerability_policy import FEATURES, LANGUAGE_AWARE_FEATURES, AnswerabilityPolicy
 from backend.confidence.assess import answerability_confidence
 from backend.confidence.policy import POLICIES_DIR
 from backend.embeddings import LocalEmbedder
@@ -33,12 +38,17 @@ from bench.common.beir import dataset_names
 from bench.common.report import markdown_table
 from bench.routing.metrics import auroc, route_of, shares, top_cosine, top_final, top_rrf
 from bench.routing.records import QuestionRecord, load_records
-from bench.routing.variants import has_native_labels
+from bench.routing.split import COMBINED
+from bench.routing.variants import KINDS, PARALLEL, has_native_labels
 
 WORK_DIR = Path(__file__).resolve().parents[2] / ".data" / "bench-cache" / "routing"
 L2 = 1e-2  # a little ridge: features are on 0..1-ish scales, the sets are small
 DEPTH = 15
 LEG_DEPTH = 60  # hybrid_search's rows per leg for 15 candidates: max(4 x 15, 40)
+HOLDOUTS = ("group", "variant", "set")
+# The variants whose groups choose the thresholds (the weights learn from every training group): the
+# route targets are met on full questions first; harder variants are what the features must carry.
+THRESHOLD_VARIANTS = ("monolingual",)
 # Route targets of issue #18 the thresholds are chosen for (on the training sets only).
 ANSWERABLE_ANSWERED = 0.95
 UNANSWERABLE_ANSWERED = 0.03
@@ -123,12 +133,18 @@ def choose_r_hitl(policy: AnswerabilityPolicy, records: Sequence[QuestionRecord]
     return 1.0
 
 
-def fit_policy(records: Sequence[QuestionRecord], version: str, names: Sequence[str]) -> AnswerabilityPolicy:
+def fit_policy(
+    records: Sequence[QuestionRecord],
+    version: str,
+    names: Sequence[str],
+    threshold_records: Sequence[QuestionRecord] | None = None,
+) -> AnswerabilityPolicy:
+    """Weights from `records`; thresholds from `threshold_records` (default: the same)."""
     rows = [top_features(r) for r in records]
     model = fit_monotone(rows, [r.answerable for r in records], names)
     policy = AnswerabilityPolicy(version=version, bias=model["bias"], weights=model["weights"], depth=DEPTH)
     per_set: dict[str, tuple[list[float], list[float]]] = {}
-    for name, group in _by_set(records).items():
+    for name, group in _by_set(threshold_records or records).items():
         scores = [_confidence(q, policy)["best_overall_score"] for q in group]
         per_set[name] = (
             [s for q, s in zip(group, scores, strict=True) if q.answerable],
@@ -136,7 +152,7 @@ def fit_policy(records: Sequence[QuestionRecord], version: str, names: Sequence[
         )
     t = choose_thresholds(per_set)
     policy = replace(policy, t_low=t["t_low"], t_high=t["t_high"])
-    return replace(policy, r_hitl=choose_r_hitl(policy, records))
+    return replace(policy, r_hitl=choose_r_hitl(policy, threshold_records or records))
 
 
 def evaluate(policy: AnswerabilityPolicy, records: Sequence[QuestionRecord]) -> dict[str, Any]:
@@ -159,14 +175,59 @@ def evaluate(policy: AnswerabilityPolicy, records: Sequence[QuestionRecord]) -> 
     }
 
 
-def lodo(records: Sequence[QuestionRecord], names: Sequence[str]) -> dict[str, Any]:
+def variant_of(key: str) -> str:
+    """The variant kind of a records key ("cmrc2018-dev", "keyword.drcd-dev", "combined", ...)."""
+    if key == COMBINED:
+        return "mixed"
+    kind = key.split(".", 1)[0]
+    return kind if "." in key and kind in KINDS else "monolingual"
+
+
+def sets_of(key: str) -> set[str]:
+    """The development sets whose questions or passages a group holds, with their parallel sets (the
+    same questions and paragraphs in the other language); the mixed corpus: see training_groups."""
+    if key == COMBINED:
+        return set()
+    label = key.split(".", 1)[1] if variant_of(key) != "monolingual" else key
+    named = set(label.split("-over-"))
+    return named | {b for a, b in PARALLEL if a in named}
+
+
+def training_groups(held: str, keys: Sequence[str], holdout: str) -> list[str]:
+    """The groups a held-out group's policy is fitted on (see the module docstring)."""
+    others = [k for k in keys if k != held and k != COMBINED]
+    if holdout == "variant":
+        return [k for k in others if variant_of(k) != variant_of(held)]
+    if holdout == "set":  # the mixed corpus holds every article-split set
+        article = {s for k in keys if variant_of(k) == "monolingual" for s in sets_of(k)}
+        mine = article if held == COMBINED else sets_of(held)
+        return [k for k in others if not sets_of(k) & mine]
+    return others
+
+
+def lodo(
+    groups: dict[str, list[QuestionRecord]],
+    names: Sequence[str],
+    holdout: str = "group",
+    threshold_variants: Sequence[str] = THRESHOLD_VARIANTS,
+) -> dict[str, Any]:
     out = {}
-    groups = _by_set(records)
     for held in groups:
-        train = [q for name, group in groups.items() if name != held for q in group]
-        policy = fit_policy(train, "v3", names)
-        out[held] = {"policy": policy.to_json(), **evaluate(policy, groups[held])}
+        train = training_groups(held, list(groups), holdout)
+        records = [q for k in train for q in groups[k]]
+        chosen = [q for k in train if variant_of(k) in threshold_variants for q in groups[k]]
+        policy = fit_policy(records, "v3", names, chosen or records)
+        out[held] = {"policy": policy.to_json(), "trained_on": train, **evaluate(policy, groups[held])}
     return out
+
+
+def stored_groups(variants: Sequence[str], sets: Sequence[str] | None) -> list[str]:
+    """The record files of `variants` in WORK_DIR (of `sets` only, when given), in KINDS order."""
+    stems = sorted(p.name.removesuffix(".records.jsonl.gz") for p in WORK_DIR.glob("*.records.jsonl.gz"))
+    keys = [k for kind in KINDS if kind in variants for k in stems if variant_of(k) == kind]
+    if sets:
+        keys = [k for k in keys if k == COMBINED or sets_of(k) & set(sets)]
+    return keys
 
 
 def render(results: dict[str, Any]) -> str:
@@ -190,7 +251,7 @@ def render(results: dict[str, Any]) -> str:
         )
     return markdown_table(
         [
-            "held-out set",
+            "held-out group",
             "AUROC",
             "best baseline",
             "weights (fit on the others)",
@@ -205,32 +266,73 @@ def render(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.routing.fit", description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="+", default=None)
-    parser.add_argument("--features", nargs="+", default=list(FEATURES), choices=FEATURES)
-    parser.add_argument("--write", metavar="VERSION", help="save the all-sets fit as this policy version")
+    parser.add_argument("--sets", nargs="+", default=None, help="development sets (default: all stored)")
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=["monolingual"],
+        choices=KINDS,
+        help="variants whose stored searches the fit reads (default: monolingual, as v3 was fitted)",
+    )
+    parser.add_argument("--holdout", choices=HOLDOUTS, default="group", help="what one fold leaves out")
+    parser.add_argument(
+        "--threshold-variants",
+        nargs="+",
+        default=list(THRESHOLD_VARIANTS),
+        choices=KINDS,
+        help="variants whose groups choose T_low / T_high / R_hitl (the weights learn from all)",
+    )
+    parser.add_argument(
+        "--features",
+        nargs="+",
+        default=None,
+        choices=FEATURES,
+        help="default: the language-aware features when a cross-lingual variant is read, else v3's",
+    )
+    parser.add_argument("--write", metavar="VERSION", help="save the all-groups fit as this policy version")
     args = parser.parse_args(argv)
     sets = args.sets or [s for s in dataset_names(DATASETS_DIR) if not has_native_labels(s, DATASETS_DIR)]
-    records = [q for name in sets for q in load_records(WORK_DIR / f"{name}.records.jsonl.gz")]
-    results = lodo(records, args.features)
+    sets = sets if args.sets or "native" not in args.variants else None
+    keys = stored_groups(args.variants, sets)
+    if not keys:
+        print(f"no stored searches of {', '.join(args.variants)} in {WORK_DIR}: run python -m bench.routing")
+        return 2
+    names = args.features or list(
+        LANGUAGE_AWARE_FEATURES if set(args.variants) - {"monolingual"} else FEATURES[:3]
+    )
+    groups = {k: load_records(WORK_DIR / f"{k}.records.jsonl.gz") for k in keys}
+    for k, group in groups.items():  # fit.py groups by q.set: one group per record file
+        for q in group:
+            q.set = k
+    results = lodo(groups, names, args.holdout, args.threshold_variants)
     print(render(results))
     if args.write:
-        policy = fit_policy(records, args.write, args.features)
+        records = [q for k in keys if k != COMBINED for q in groups[k]]
+        chosen = [
+            q for k in keys if k != COMBINED and variant_of(k) in args.threshold_variants for q in groups[k]
+        ]
+        policy = fit_policy(records, args.write, names, chosen or records)
         held_out = {
             name: {k: r[k] for k in ("auroc", "baselines", "answerable", "unanswerable")}
             for name, r in results.items()
         }
         policy = replace(
             policy,
-            calibrated_on=f"{len(records)} questions of {', '.join(sets)} (bench/routing half split)",
+            calibrated_on=f"{len(records)} questions of {', '.join(k for k in keys if k != COMBINED)} "
+            "(bench/routing variants)",
             embedding_model=LocalEmbedder.model_id,  # bench.routing searches with the local model
             calibration={
                 "date": datetime.now(UTC).date().isoformat(),
+                "command": "python -m bench.routing.fit "
+                + " ".join(argv if argv is not None else sys.argv[1:]),
                 "method": "logistic regression (IRLS, ridge 0.01) on the features of each question's "
-                "first-ranked document, weights >= 0; T_low = the cut with the smallest worst shortfall "
-                "against answerable->answer >= 95% and unanswerable->answer <= 3% over the sets (logit "
-                "midpoint of the tied cuts); T_high = P25 of answerable scores; R_hitl = smallest grid "
-                "value clarifying <= 2% of answerable questions on every set",
-                "leave_one_dataset_out": held_out,
+                "first-ranked document, weights >= 0, over every group but the mixed corpus (it repeats "
+                "the monolingual questions); T_low = the cut with the smallest worst shortfall against "
+                "answerable->answer >= 95% and unanswerable->answer <= 3% over the groups of "
+                f"{', '.join(args.threshold_variants)} (logit midpoint of the tied cuts); T_high = P25 of "
+                "their answerable scores; R_hitl = smallest grid value clarifying <= 2% of their "
+                "answerable questions",
+                f"leave_one_{args.holdout}_out": held_out,
             },
         )
         path = POLICIES_DIR / f"{args.write}.json"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.search.types import ScoredChunk, SearchResult
-from backend.text import normalize
+from backend.text import detect_lang, normalize
 
 
 @dataclass
@@ -35,6 +35,7 @@ class Candidate:
     final_score: float
     content_tokens: str  # only the query terms among the chunk's indexed tokens
     content: str = ""  # only the query terms its text contains (what a coverage feature can read)
+    content_language: str = ""  # detect_lang of its text ('' in records stored before issue 26)
 
 
 @dataclass
@@ -88,6 +89,7 @@ def candidate(chunk: ScoredChunk, terms: list[str]) -> Candidate:
         final_score=chunk.final_score,
         content_tokens=" ".join(t for t in terms if t in tokens),
         content=" ".join(t for t in terms if t in text),
+        content_language=detect_lang(chunk.content),
     )
 
 
@@ -110,8 +112,32 @@ def save_records(path: Path, records: list[QuestionRecord]) -> None:
 
 
 def load_records(path: Path) -> list[QuestionRecord]:
+    """The stored searches; candidates stored without their language get the one of their document's
+    text in the corpus the run ingested (<stem>/corpus.jsonl next to the records, when it is there)."""
     with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [_record(json.loads(line)) for line in fh if line.strip()]
+        records = [_record(json.loads(line)) for line in fh if line.strip()]
+    corpus = path.with_name(path.name.removesuffix(".records.jsonl.gz")) / "corpus.jsonl"
+    if corpus.is_file() and any(
+        not c.content_language for r in records for s in r.searches.values() for c in s.candidates
+    ):
+        attach_languages(records, corpus)
+    return records
+
+
+def attach_languages(records: list[QuestionRecord], corpus: Path) -> None:
+    """Set each candidate's missing content_language from its document (title and text) in `corpus`.
+    The development sets' documents are monolingual, so a chunk's language is its document's."""
+    languages: dict[str, str] = {}
+    with corpus.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                languages[str(row["_id"])] = detect_lang(f"{row.get('title', '')}\n{row.get('text', '')}")
+    for r in records:
+        for s in r.searches.values():
+            for c in s.candidates:
+                if not c.content_language:
+                    c.content_language = languages.get(c.external_id, "")
 
 
 def _record(data: dict[str, Any]) -> QuestionRecord:

@@ -67,8 +67,9 @@ def _pair(a: float, b: float) -> str:
     return f"{_pct(a)} / {_pct(b)}"
 
 
-def render_variants(report: dict[str, Any]) -> str:
-    policy = report["default_policy"]
+def render_variants(report: dict[str, Any], policy: str | None = None) -> str:
+    """The variants tables under `policy` (default: the shipped default); /chat ran as shipped."""
+    policy = policy or report["default_policy"]
     rows, chat_rows, size_rows = [], [], []
     for s in report["sets"].values():
         if "variant" not in s:
@@ -120,7 +121,9 @@ def render_variants(report: dict[str, Any]) -> str:
             ]
         )
     lines = [
-        f"Variants (issue 26), policy {policy} as shipped, /search default depth; "
+        f"Variants (issue 26), policy {policy}"
+        + (" as shipped" if policy == report["default_policy"] else "")
+        + ", /search default depth; "
         "web / not found = web_fallback (with the web off, /chat says 'not in the documents')",
         "",
         markdown_table(
@@ -140,6 +143,10 @@ def render_variants(report: dict[str, Any]) -> str:
             rows,
             "lllrrrrrrll",
         ),
+    ]
+    if policy != report["default_policy"]:  # the chats ran as shipped, once: shown with the default
+        return "\n".join(lines)
+    lines += [
         "",
         "/chat on the sample as shipped (web off, extractive generator)",
         "",
