@@ -6,202 +6,51 @@ import base64
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-ConfidenceLevel = Literal["low", "medium", "high"]
-DEFAULT_CLARIFY_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium")
+from backend.budget import budget_problem
+from backend.settings.auth import AuthSettings
+from backend.settings.database import DatabaseSettings
+from backend.settings.evidence import EvidenceSettings
+from backend.settings.ingest import DEFAULT_METADATA_WHITELIST, IngestSettings
+from backend.settings.research import ResearchSettings
+from backend.settings.search import SearchSettings
+from backend.settings.server import ServerSettings
+from backend.settings.web import WebSettings
+from backend.settings.where import WhereSettings
+
+__all__ = ["DEFAULT_METADATA_WHITELIST", "MAX_MATCH_COUNT", "Settings", "get_settings"]
+
 SUPABASE_TRANSACTION_POOLER_PORT = 6543
 MAX_MATCH_COUNT = 1000  # hybrid_search / match_documents refuse a larger match_count
 
-# Metadata keys a caller may attach to documents (the seed's whitelist, plus our ingest-time fields).
-DEFAULT_METADATA_WHITELIST = (
-    "doc_id",
-    "source",
-    "filename",
-    "content_type",
-    "media_type",
-    "lang",
-    "tags",
-    "keyphrases",
-    "created_at",
-    "text_len",
-    "too_short",
-    "quality_score",
-)
 
+class Settings(
+    DatabaseSettings,
+    SearchSettings,
+    WhereSettings,
+    IngestSettings,
+    EvidenceSettings,
+    WebSettings,
+    AuthSettings,
+    ResearchSettings,
+    ServerSettings,
+    BaseSettings,
+):
+    """Every knob of the backend. Field names map to upper-case environment variables.
 
-class Settings(BaseSettings):
-    """Every knob of the backend. Field names map to upper-case environment variables."""
+    The sections (backend/settings/) are composed by inheritance rather than nested, so that every
+    environment name stays flat (a nested section would read SECTION__FIELD) and `settings.<field>`
+    reads the same everywhere; the model providers' fields (embeddings, generation) are here.
+    """
 
     # hide_input_in_errors: a validation error must not echo the raw input, which holds the API keys.
     model_config = SettingsConfigDict(
         env_file=".env", env_file_encoding="utf-8", extra="ignore", hide_input_in_errors=True
-    )
-
-    # --- database -------------------------------------------------------------------------------
-    database_url: str = Field(default="", description="Empty: start the embedded PostgreSQL.")
-    database_read_url: str = Field(
-        default="", description="A read replica for searches; empty: searches use DATABASE_URL."
-    )
-    database_pooler: Literal["session", "transaction"] | None = Field(
-        default=None,
-        description="transaction: a transaction-mode pooler (Supabase port 6543, pgbouncer) is in front, "
-        "so no server-side prepared statements and no session settings. None: transaction when the "
-        "URL's port is 6543, else session.",
-    )
-    embedded_db_dir: Path = Path("./.data/postgres")
-    db_pool_min_size: int = Field(default=1, ge=1)
-    db_pool_max_size: int = Field(default=10, ge=1)
-    db_statement_timeout_ms: int = Field(default=30_000, ge=0)
-    auto_migrate: bool | None = Field(
-        default=None,
-        description="Apply pending migrations when the API or a CLI command starts. None: on for the "
-        "embedded database, off for DATABASE_URL (deploys migrate explicitly: `db upgrade`, "
-        "`alembic upgrade head` or `supabase db push`).",
-    )
-    # A local Citus cluster (`python -m backend cluster`, `make test-distributed`; docs/scaling.md).
-    citus_src: Path | None = Field(
-        default=None, description="A Citus source folder to build against the embedded PostgreSQL."
-    )
-    citus_build_dir: Path = Field(
-        default=Path("./.data/citus-build"),
-        description="Citus builds, one per commit and PostgreSQL version.",
-    )
-    cluster_dir: Path = Path("./.data/cluster")
-    cluster_port: int = Field(
-        default=55432, ge=1024, le=65000, description="Coordinator; workers: the next ports."
-    )
-    cluster_workers: int = Field(default=2, ge=1, le=16)
-
-    # --- three-stage retrieval (seed: three-stage-retrieval.md) ------------------------------
-    rag_prefetch_k: int = Field(
-        default=30,
-        ge=1,
-        le=1000,
-        description="Candidates the reranker scores (seed: 15). 30 finds the gold document for 0.2-0.25% "
-        "more development questions at no loss elsewhere (docs/benchmarks.md, bench.rerank).",
-    )
-    rag_min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
-    rag_top_k_max: int = Field(default=5, ge=1, le=1000)
-    rag_top_k_min: int = Field(default=1, ge=0)
-    rag_similarity_drop_ratio: float | None = Field(
-        default=None,
-        description="Dynamic top-k: keep results whose final score is at least best x this. None: the "
-        "rerank policy's calibrated value.",
-    )
-    rag_hybrid_enabled: bool = True
-    rag_rrf_k: int = Field(default=60, ge=1)
-    rag_full_text_weight: float = 1.0
-    rag_semantic_weight: float = 1.0
-    rag_hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
-    rag_hnsw_filtered_ef_search: int = Field(
-        default=200, ge=1, le=1000, description="hnsw.ef_search when a metadata filter is given."
-    )
-    rag_candidate_count: int | None = Field(
-        default=None, ge=1, le=10000, description="Rows per leg before fusion; None: max(4 x prefetch, 40)."
-    )
-    rag_exact_scan_threshold: int = Field(
-        default=3000,
-        ge=0,
-        le=1_000_000,
-        description="A filtered or row-level-secured search whose scope admits at most this many chunks "
-        "ranks them exactly (every distance computed) instead of walking HNSW; 0: always HNSW. "
-        "sql/README.md, bench/latency/plan_threshold.py.",
-    )
-    # Stage 2 + 3: a versioned rerank policy (backend/retrieval/policies/rerank_v<N>.json) weights the
-    # candidates' features and carries the calibrated dynamic cut.
-    rag_rerank_policy: str = Field(
-        default="v2",
-        description="Rerank policy version: v1 = the seed's similarity x 0.7 + keyword_coverage x 0.25 + "
-        "structure bonus 0.05; v2 = weights learned leave-one-dataset-out (docs/benchmarks.md).",
-    )
-    rag_rerank_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
-    rag_rerank_similarity: Literal["cosine", "rrf"] = Field(
-        default="cosine",
-        description="What the 'similarity' feature (rerank_v1) is in hybrid mode: the cosine hybrid_search "
-        "returns, or the RRF score normalised by the query's best RRF score.",
-    )
-    rag_per_doc_cap: int = Field(
-        default=3,
-        ge=0,
-        description="At most this many chunks of one document among a search's results while other "
-        "documents' candidates remain (seed: dedup_and_diversify); 0 turns diversity off.",
-    )
-    search_max_top_k: int = Field(
-        default=100,
-        ge=1,
-        le=1000,
-        description="Most results a caller may ask of one search; also bounds the chat budgets below.",
-    )
-    # The reranker that orders the candidates after the policy scored them (backend/rerank): the
-    # heuristic policy itself, or a cross-encoder behind a Jina/Cohere-style HTTP rerank API.
-    rerank_default: Literal["heuristic", "jina", "cohere"] = Field(
-        default="heuristic",
-        description="The reranker of requests that name none; jina/cohere need RERANK_PROVIDER to match.",
-    )
-    rerank_provider: Literal["jina", "cohere"] | None = Field(
-        default=None,
-        description="The model reranker a request may choose (reranker=jina|cohere).",
-    )
-    rerank_api_key: SecretStr | None = Field(default=None, description="Bearer key of the rerank API.")
-    rerank_base_url: str = Field(
-        default="",
-        description="Empty: the provider's API (https://api.jina.ai, https://api.cohere.com). Any server "
-        "with the same API works, e.g. a self-hosted vLLM or Infinity serving BAAI/bge-reranker.",
-    )
-    rerank_model: str = Field(
-        default="", description="Empty: jina-reranker-v2-base-multilingual (jina), rerank-v3.5 (cohere)."
-    )
-    rerank_top_n: int = Field(
-        default=20, ge=1, le=1000, description="The model scores the policy's best N candidates (top_n)."
-    )
-    rerank_timeout_s: float = Field(
-        default=5.0, gt=0, description="Past this the heuristic order is kept (the diagnostics say so)."
-    )
-    rerank_drop_ratio: float = Field(
-        default=0.5,
-        gt=0,
-        le=1,
-        description="The dynamic cut on model scores: keep results scored >= best x this.",
-    )
-    rerank_max_doc_chars: int = Field(default=4000, ge=100, description="Longest text sent per candidate.")
-
-    # --- WhereBuilder: filters inferred from the question (issue 15; seed retrieval-layer.md) ----
-    where_builder: Literal["auto", "rules", "llm", "gemini"] = Field(
-        default="auto",
-        description="How infer_filters reads a question: rules; llm (the configured LLM's structured "
-        "output, the rules as fallback on any failure); gemini (Gemini whatever LLM_PROVIDER says); auto: "
-        "llm when LLM_PROVIDER is gemini or openai_compatible, else rules.",
-    )
-    where_timezone: str = Field(
-        default="UTC",
-        description="IANA zone of calendar words (今天, 上个月, last week), e.g. Asia/Shanghai.",
-    )
-    where_llm_timeout_s: float = Field(
-        default=3.0, gt=0, le=60, description="Longest wait for the model's filters before the rules decide."
-    )
-    where_relax_enabled: bool = Field(
-        default=True,
-        description="When a search with inferred filters finds nothing, search once more without them "
-        "(the request's `relax` overrides); the diagnostics say what was dropped.",
-    )
-    where_high_quality_min: float = Field(
-        default=0.8, ge=0, le=1, description="The quality_score floor that 高质量 / high quality means."
-    )
-    where_infer_tags: bool = Field(
-        default=True,
-        description="A known tag named in the question becomes a tags filter (#tag always does).",
-    )
-    where_vocabulary_ttl_s: float = Field(
-        default=60.0, ge=0, description="How long a caller's tags / languages / types are cached."
-    )
-    where_vocabulary_max_values: int = Field(
-        default=5000, ge=1, le=100_000, description="Most distinct metadata values read for matching."
     )
 
     # --- embeddings ------------------------------------------------------------------------------
@@ -269,78 +118,6 @@ class Settings(BaseSettings):
     openai_embedding_timeout_s: float = Field(default=60.0, gt=0)
     openai_embedding_max_retries: int = Field(default=5, ge=0, le=20)
 
-    # --- ingestion -------------------------------------------------------------------------------
-    chunk_size: int = Field(default=500, ge=50, description="Target characters per chunk.")
-    chunk_overlap: int = Field(default=50, ge=0)
-    chunk_min_chars: int = Field(default=20, ge=1, description="Below this a chunk is flagged too_short.")
-    quality_sat_len: int = Field(default=200, ge=1)
-    keyphrase_top_k: int = Field(default=10, ge=0)
-    metadata_whitelist: list[str] = Field(default_factory=lambda: list(DEFAULT_METADATA_WHITELIST))
-    filter_max_size: int = Field(
-        default=200,
-        ge=1,
-        le=100_000,
-        description="Conditions plus values (each element of a list counts) one request's filters may "
-        "hold; more is a 422. Each value is checked on every chunk a search reads: ~0.6 us a row per "
-        "value of an $in on a list field (tags), up to ~25,000 rows a search (README, Limits).",
-    )
-    max_document_chars: int = Field(default=2_000_000, ge=1)
-    # PDF, HTML, CSV, Office and EPUB files (uploads, the CLI, web pages read in full) are parsed in a
-    # child process with these bounds (backend/ingest/sandbox.py); past one, the file is refused naming
-    # it (413).
-    parse_timeout_s: float = Field(
-        default=30.0, gt=0, le=3600, description="Wall-clock time one parse may take."
-    )
-    parse_memory_mb: int = Field(
-        default=1024, ge=128, le=65536, description="Address space of the parsing process (RLIMIT_AS)."
-    )
-    pdf_max_pages: int = Field(default=2000, ge=1, description="Pages a PDF may have.")
-    parse_max_unzipped_mb: int = Field(
-        default=256,
-        ge=1,
-        le=65536,
-        description="What a .docx, .pptx, .xlsx or .epub file (a zip archive) may unpack to, in MB, by "
-        "the sizes its archive declares; more is refused before anything is unpacked (413).",
-    )
-    max_request_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
-    ingest_embed_batch_size: int = Field(default=64, ge=1)
-    ingest_bulk_maintenance_work_mem: str = Field(
-        default="1GB", description="maintenance_work_mem for the index rebuilds of `ingest --bulk`."
-    )
-    ingest_bulk_parallel_workers: int = Field(
-        default=2, ge=0, le=64, description="max_parallel_maintenance_workers for those rebuilds."
-    )
-
-    # --- evidence budgets, gap supplement, confidence (seeds: evidence-retention, overall-score-confidence)
-    local_top_k: int | None = Field(default=None, ge=1, description="None: rag_top_k_max.")
-    step_top_k: int | None = Field(default=None, ge=1, description="None: local_top_k.")
-    write_top_k: int | None = Field(default=None, ge=1, description="None: step_top_k.")
-    chat_gap_supplement_enabled: bool = True
-    chat_gap_max_queries: int = Field(default=3, ge=1, le=10)
-    chat_gap_ratio: float = Field(default=0.2, ge=0, le=1)
-    chat_gap_missing_idf_share: float = Field(
-        default=0.3,
-        ge=0,
-        le=1,
-        description="Gap searches run when question terms the corpus has but the evidence lacks carry "
-        "this share of the question's idf (a rare missing name triggers, a generic word does not).",
-    )
-    chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
-    chat_assist_tools: bool = Field(
-        default=True,
-        description="Assist mode: a model that can call functions (Gemini) may run search_local / "
-        "search_web while answering; what it finds joins the cited sources.",
-    )
-    chat_assist_max_calls: int = Field(default=3, ge=0, le=10, description="Tool calls per answer.")
-    chat_clarify_enabled: bool = True
-    chat_clarify_levels: list[ConfidenceLevel] = Field(
-        default_factory=lambda: list(DEFAULT_CLARIFY_LEVELS),
-        description="Clarify only at these confidence levels: a strongly supported best answer is given.",
-    )
-    score_policy_version: str = "v3"
-    score_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
-    confidence_top_n: int = Field(default=5, ge=1, le=50)
-
     # --- generation ------------------------------------------------------------------------------
     llm_provider: Literal["gemini", "extractive", "openai_compatible"] | None = Field(
         default=None,
@@ -385,155 +162,6 @@ class Settings(BaseSettings):
     chat_min_similarity: float = Field(default=0.86, ge=-1, le=1)
     max_query_chars: int = Field(default=2000, ge=1)
 
-    # --- web search (issue 13; seed: evidence-retention.md, unified web search and soft-wait) -----
-    web_search_provider: Literal["tavily", "searxng", "none"] | None = Field(
-        default=None, description="None: tavily when TAVILY_API_KEY is set, none otherwise."
-    )
-    tavily_api_key: SecretStr | None = None
-    tavily_base_url: str = "https://api.tavily.com"
-    tavily_search_depth: Literal["basic", "advanced"] = "basic"
-    tavily_topic: Literal["general", "news", "finance"] = "general"
-    searxng_url: str = Field(default="", description="Base URL of a SearXNG instance with JSON enabled.")
-    web_max_results: int = Field(default=5, ge=1, le=20)
-    web_timeout_s: float = Field(default=8.0, gt=0, description="Wall-clock bound of one provider request.")
-    web_max_retries: int = Field(default=2, ge=0, le=10)
-    web_backoff_base_s: float = Field(default=0.25, gt=0)
-    web_backoff_max_s: float = Field(
-        default=4.0, gt=0, description="Longest wait between attempts; a longer Retry-After gives up."
-    )
-    web_max_concurrency: int = Field(default=4, ge=1, le=64, description="Requests in flight per provider.")
-    web_soft_wait_ms: int = Field(
-        default=2000, ge=0, le=300_000, description="Chat: how long the web leg may run (soft deadline)."
-    )
-    web_local_timeout_s: float = Field(
-        default=30.0, gt=0, description="Hard timeout of local retrieval beside a web leg."
-    )
-    web_deep_read_top_n: int = Field(default=2, ge=0, le=10, description="Top results read in full.")
-    web_deep_read_timeout_s: float = Field(default=5.0, gt=0)
-    web_fetch_max_bytes: int = Field(default=1_000_000, ge=1024)
-    web_fetch_max_chars: int = Field(default=15_000, ge=100)
-    web_fetch_max_redirects: int = Field(default=3, ge=0, le=10)
-    web_allow_domains: Annotated[list[str], NoDecode] = Field(
-        default_factory=list, description="Only these domains (and subdomains) are searched and read."
-    )
-    web_deny_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    web_allow_private_addresses: bool = Field(
-        default=False, description="true only for the local fake provider: disables the SSRF guard."
-    )
-    web_cache_ttl_s: int = Field(default=86_400, ge=0, description="0: web results are not cached.")
-    web_near_duplicate_threshold: float = Field(default=0.8, gt=0, le=1)
-    # --- auth ------------------------------------------------------------------------------------
-    # none: every request acts as the documented local user (backend.auth.LOCAL_IDENTITY), through
-    # the same row-level security as a signed-in user. supabase: a Supabase access token is required.
-    auth_mode: Literal["none", "supabase"] = "none"
-    supabase_url: str = Field(default="", description="Project URL, e.g. https://abcd.supabase.co.")
-    supabase_anon_key: str = Field(
-        default="",
-        description="The project's public anon key. The chat page at / sends it to Supabase Auth to sign "
-        "in; it is public by design (row-level security guards the data), never the service key.",
-    )
-    supabase_jwt_secret: SecretStr | None = Field(
-        default=None, description="Legacy HS256 JWT secret; unset: only JWKS (ES256/RS256) tokens pass."
-    )
-    service_api_key: SecretStr | None = Field(
-        default=None,
-        description="Bearer key of the admin/service path (writes public documents); unset: no such path.",
-    )
-    pgrag_api_key: SecretStr | None = Field(
-        default=None,
-        description="Who `python -m backend mcp` (stdio) acts as: a personal API key (pgr_...) or an access "
-        "token. Required with AUTH_MODE=supabase; unset with AUTH_MODE=none: the local user.",
-    )
-    auth_jwks_cache_ttl_s: float = Field(default=600.0, gt=0, description="How long fetched keys are used.")
-    auth_jwks_min_refresh_s: float = Field(
-        default=30.0, ge=0, description="Least time between two JWKS fetches (unknown kids force no more)."
-    )
-    auth_jwks_timeout_s: float = Field(default=5.0, gt=0)
-    auth_leeway_s: float = Field(default=10.0, ge=0, le=300, description="Clock skew allowed on exp/nbf/iat.")
-
-    # --- deep research (issue 14; seeds: multi-agent-research.md, evidence-retention.md 三) -------
-    # POST /research: a plan of <= 4 sections researched in parallel, each with its own evidence pool,
-    # then a cited report. Every run is bounded by the budgets of its preset (lite | comprehensive);
-    # when one runs out no new work starts, the report is written from what exists and marked partial.
-    research_default_preset: Literal["lite", "comprehensive"] = "lite"
-    research_max_loops: int = Field(
-        default=2,
-        ge=0,
-        le=5,
-        description="MAX_LOOPS: gap-search rounds a section may run after its first search round "
-        "(comprehensive; lite runs at most 1).",
-    )
-    research_step_top_k: int | None = Field(
-        default=None, ge=1, le=100, description="Chunks one research search keeps; None: the preset's."
-    )
-    research_write_top_k: int | None = Field(
-        default=None,
-        ge=1,
-        le=100,
-        description="Evidence a section is written from; None: max(preset, 1.5 x step_top_k), capped.",
-    )
-    research_gap_ratio: float = Field(
-        default=0.25, ge=0, le=1, description="Share of a section's evidence reserved for gap-search finds."
-    )
-    research_rank_pool_multiplier: float = Field(default=3.0, gt=0)
-    research_context_max_tokens: int = Field(
-        default=6000, ge=500, description="Token budget of one section's sources in the model's context."
-    )
-    research_parallel_sections: int = Field(default=4, ge=1, le=4, description="Sections researched at once.")
-    research_parallel_searches: int = Field(
-        default=2, ge=1, le=16, description="Searches in flight per run (each holds a connection)."
-    )
-    research_model_timeout_s: float = Field(
-        default=45.0, gt=0, description="Longest one model call of a run may take before its fallback."
-    )
-    research_write_reserve: float = Field(
-        default=0.25,
-        ge=0.05,
-        le=0.9,
-        description="Share of the deadline kept for writing: research stops at deadline x (1 - this).",
-    )
-    research_heartbeat_s: float = Field(
-        default=10.0,
-        gt=0,
-        description="A quiet SSE stream sends a comment this often (proxies, disconnects).",
-    )
-    research_lite_deadline_s: float = Field(default=90.0, gt=0, le=3600)
-    research_lite_max_model_calls: int = Field(default=12, ge=1)
-    research_lite_max_tokens: int = Field(default=80_000, ge=1000)
-    research_lite_max_searches: int = Field(default=16, ge=1)
-    research_comprehensive_deadline_s: float = Field(default=240.0, gt=0, le=3600)
-    research_comprehensive_max_model_calls: int = Field(default=30, ge=1)
-    research_comprehensive_max_tokens: int = Field(default=250_000, ge=1000)
-    research_comprehensive_max_searches: int = Field(default=40, ge=1)
-
-    # --- HTTP surface ------------------------------------------------------------------------------
-    cors_origins: list[str] = Field(
-        default_factory=list,
-        description="Origins a browser may call the API from (CORS allow-list); empty: none.",
-    )
-    rate_limit_search_per_minute: int = Field(default=120, ge=0, description="Per caller; 0: unlimited.")
-    rate_limit_chat_per_minute: int = Field(default=30, ge=0)
-    rate_limit_research_per_minute: int = Field(default=6, ge=0)
-    rate_limit_ingest_per_minute: int = Field(default=60, ge=0)
-
-    # --- telemetry (docs/telemetry.md) ------------------------------------------------------------
-    metrics_enabled: bool = Field(
-        default=True,
-        description="Serve Prometheus metrics at GET /metrics (no sign-in, like /health: restrict it at "
-        "the network or turn it off).",
-    )
-    embedding_warm_up: bool = Field(
-        default=True, description="Load the local embedding model at start-up instead of on first use."
-    )
-    query_embedding_cache_size: int = Field(
-        default=512, ge=0, le=1_000_000, description="Query vectors kept in memory (LRU); 0: no cache."
-    )
-
-    # --- server ----------------------------------------------------------------------------------
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
-    log_level: str = "INFO"
-
     @model_validator(mode="after")
     def _check_consistency(self) -> Settings:
         problems: list[str] = []
@@ -564,7 +192,6 @@ class Settings(BaseSettings):
     def _budget_problems(self) -> list[str]:
         """The chat budgets derived from LOCAL/STEP/WRITE_TOP_K must fit the search limits, or every
         /chat would fail at run time with an error that blames the user."""
-        from backend.retrieval.budget import budget_problem
 
         problem = budget_problem(
             self.local_top_k or self.rag_top_k_max,

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.evidence import EvidenceOptions
 from backend.config import Settings
 from backend.ingest.loaders import load_path
-from backend.services.evidence import EvidenceOptions
-from backend.services.retrieval import SearchRequest
+from backend.search.types import SearchRequest
 from backend.text import query_terms
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.beir import first_occurrences, load_dataset, read_jsonl

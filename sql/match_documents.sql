@@ -7,7 +7,8 @@
 --   query_embedding        the query vector; its dimension picks the partial HNSW index
 --                          (chunks_embedding_<dims>_hnsw_idx).
 --   match_count            rows to return (1..1000).
---   min_similarity         cosine similarity floor (1 = identical direction); the seed's 0.3.
+--   min_similarity         cosine similarity floor (1 = identical direction); the seed's 0.3, as
+--                          RAG_MIN_SIMILARITY (one default: the application passes its setting).
 --   filter                 which chunks may be returned, in search_filter()'s grammar (metadata fields,
 --                          the document dates created_at / updated_at, $eq $ne $in $nin $gt $gte $lt
 --                          $lte $exists $contains, $and / $or), applied inside the scan, e.g.
@@ -49,7 +50,7 @@ drop function if exists public.match_documents(
 create or replace function public.match_documents(
     query_embedding vector,
     match_count integer default 10,
-    min_similarity double precision default 0.0,
+    min_similarity double precision default 0.3,
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
     ef_search integer default 100,

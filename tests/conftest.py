@@ -115,7 +115,7 @@ def scripted_llm():
 @pytest.fixture
 def make_services(database_url, db, settings, scripted_llm):
     """Build services on the session database (emptied after each test) with test providers."""
-    from backend.services.container import build_services
+    from backend.composition import build_services
     from backend.testing import HashingEmbedder
 
     built = []

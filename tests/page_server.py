@@ -16,8 +16,8 @@ import uvicorn
 from backend.api.app import create_app
 from backend.cli.ingest_commands import iter_inputs
 from backend.cli.server_commands import DEMO_CORPUS
+from backend.composition import Services, build_services
 from backend.config import Settings
-from backend.services.container import Services, build_services
 from tests.factories import loaded_document
 
 PORTS = range(8300, 8400)  # this worktree's range (the team brief): never 8000

@@ -14,7 +14,7 @@ from backend.confidence.answerability_policy import AnswerabilityPolicy
 from backend.confidence.assess import assess, load_score_policy
 from backend.confidence.policy import PolicyError, load_policy
 from backend.confidence.routing import decide_route
-from backend.services.retrieval import SearchRequest
+from backend.search.types import SearchRequest
 from backend.text import query_terms
 
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
 from backend.auth import user_identity
-from backend.services.container import Services
+from backend.composition import Services
 from backend.testing import ScriptedLLM
 from tests.auth_tokens import SERVICE_KEY, FakeAuthServer, es256, mint
 from tests.factories import acting_as

@@ -170,7 +170,7 @@ def test_each_search_request_logs_one_retrieval_done_line(client, caplog):
     import logging
 
     client.post("/documents", json={"title": "考拉", "content": "考拉以桉树叶为食。"})
-    with caplog.at_level(logging.INFO, logger="backend.services.retrieval"):
+    with caplog.at_level(logging.INFO, logger="backend.search.report"):
         client.post("/search", json={"query": "考拉吃什么？"})
     done = [r.getMessage() for r in caplog.records if "retrieval done" in r.getMessage()]
     assert len(done) == 1

@@ -7,9 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from backend.errors import InvalidInput
-from backend.retrieval.filters import to_containment
-
 NOW = datetime(2025, 6, 18, 9, 30, tzinfo=UTC)
 WHERE_DOCS = [
     {
@@ -139,14 +136,6 @@ def test_relax_switched_off_by_the_setting_and_back_on_per_request(make_services
         assert on["diagnostics"]["where"]["relaxed"] is True
 
 
-def _ranges_supported() -> bool:
-    try:
-        to_containment({"created_at": {"$gte": "2024-01-01", "$lt": "2025-01-01"}}, ["created_at"])
-    except InvalidInput:
-        return False
-    return True
-
-
 def test_a_time_expression_becomes_a_date_range_on_created_at(corpus):
     body = search(corpus, query="去年的报销流程", infer_filters=True)
     where = body["diagnostics"]["where"]
@@ -154,15 +143,12 @@ def test_a_time_expression_becomes_a_date_range_on_created_at(corpus):
     assert condition["field"] == "created_at"
     assert condition["phrase"] == "去年"
     assert condition["condition"] == {"$gte": "2024-01-01T00:00:00+00:00", "$lt": "2025-01-01T00:00:00+00:00"}
-    if _ranges_supported():  # the filter grammar (issue 15 item 1) serves ranges: applied in SQL
-        assert condition["status"] == "applied"
-        assert where["retrieval_query"] == "报销流程"
-        assert ids(body) == ["invoice-zh"]
-    else:  # equality-only filters: the range is reported, not applied, and the words are searched
-        assert condition["status"] == "ignored"
-        assert "created_at" in condition["reason"]
-        assert where["retrieval_query"] == "去年的报销流程"
-        assert body["applied_where"] == {}
+    # The filter grammar (issue 15 item 1) serves ranges: the range is applied in SQL and the words
+    # that only scoped the question are not searched.
+    assert condition["status"] == "applied"
+    assert where["retrieval_query"] == "报销流程"
+    assert ids(body) == ["invoice-zh"]
+    assert body["applied_where"]
 
 
 def test_english_time_and_language_in_one_question(corpus):
@@ -172,8 +158,7 @@ def test_english_time_and_language_in_one_question(corpus):
     assert conditions["lang"]["status"] == "applied"
     assert conditions["created_at"]["condition"] == {"$gte": "2025-06-11T09:30:00+00:00"}
     assert ids(body) == ["invoice-en"]
-    if _ranges_supported():
-        assert body["diagnostics"]["where"]["retrieval_query"] == "invoice documents"
+    assert body["diagnostics"]["where"]["retrieval_query"] == "invoice documents"
 
 
 def test_bad_user_filters_are_a_422_even_with_infer_filters(corpus):
@@ -202,7 +187,6 @@ def test_a_year_about_the_content_sets_no_date_filter(corpus):
     assert "2024年" in where["retrieval_query"]  # the year stays part of what is searched
 
 
-@pytest.mark.skipif(not _ranges_supported(), reason="the filter grammar serves no date ranges")
 def test_a_year_tied_to_documents_filters_their_dates(corpus):
     body = search(corpus, query="2024年上传的报销资料", infer_filters=True)
     assert body["applied_where"] == {
@@ -212,7 +196,6 @@ def test_a_year_tied_to_documents_filters_their_dates(corpus):
     assert body["diagnostics"]["where"]["conditions"][0]["phrase"] == "2024年"
 
 
-@pytest.mark.skipif(not _ranges_supported(), reason="the filter grammar serves no date ranges")
 def test_days_ago_is_that_calendar_day(corpus):
     body = search(corpus, query="三天前上传的资料", infer_filters=True)  # now: 2025-06-18, UTC
     assert body["applied_where"] == {

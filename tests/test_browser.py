@@ -21,9 +21,9 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSi
 
 from backend import PROJECT_ROOT
 from backend.auth import SERVICE_IDENTITY
+from backend.composition import Services
 from backend.db import migrations
-from backend.services.container import Services
-from backend.services.documents import delete_document, list_documents
+from backend.documents.service import delete_document, list_documents
 from tests.browser import LAUNCH_ARGS, ensure_chromium
 from tests.fake_supabase import ANON_KEY, running_fake_supabase
 from tests.page_server import demo_api, ingest_public, load_demo_corpus

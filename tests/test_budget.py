@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from backend.retrieval.budget import EvidenceBudget
+from backend.budget import EvidenceBudget
 
 
 def test_the_seeds_worked_example():

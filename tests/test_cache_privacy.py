@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
 from backend.auth import SHARED_SCOPE, user_identity
+from backend.documents.reembed import reembed
 from backend.ingest.documents import LoadedDocument
-from backend.services.reembed import reembed
 from backend.testing import HashingEmbedder, ScriptedLLM
 from tests.auth_tokens import SERVICE_KEY, FakeAuthServer, es256, mint
 from tests.factories import loaded_document

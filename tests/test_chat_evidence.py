@@ -98,8 +98,8 @@ def test_scarce_evidence_triggers_llm_gap_queries_and_protected_fusion(make_serv
 
 
 def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_services):
-    from backend.services.evidence import global_rerank
-    from backend.services.retrieval import SearchRequest
+    from backend.chat.evidence import global_rerank
+    from backend.search.types import SearchRequest
 
     services = make_services()
     with TestClient(create_app(services=services)) as client:
@@ -136,7 +136,7 @@ def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_ser
 def test_a_web_passage_that_outranks_every_candidate_keeps_a_share_between_0_and_1(make_services):
     import dataclasses
 
-    from backend.services.retrieval import SearchRequest
+    from backend.search.types import SearchRequest
 
     services = make_services()
     with TestClient(create_app(services=services)) as client:
@@ -187,7 +187,7 @@ def test_a_failing_gap_search_is_logged_and_the_rest_still_fuse(make_services, c
     services.retrieval.search = flaky
     with TestClient(create_app(services=services)) as client:
         client.post("/documents/batch", json={"documents": DOCS})
-        with caplog.at_level(logging.WARNING, logger="backend.services.evidence"):
+        with caplog.at_level(logging.WARNING, logger="backend.chat.evidence"):
             body = chat(client, "鸭嘴兽和袋熊的寿命分别是多少？")
     assert "[chat] gap supplement search failed for '坏的查询'" in caplog.text
     gap = body["diagnostics"]["evidence"]["gap"]
@@ -309,7 +309,7 @@ def chunk_with_tokens(tokens: str):
     ],
 )
 def test_missing_terms_trigger_gap_searches_by_idf(question_terms, stats, triggers):
-    from backend.services.evidence import scarce
+    from backend.chat.gap import scarce
 
     evidence = [chunk_with_tokens("考拉 生活 澳洲"), chunk_with_tokens("袋熊 挖洞 澳洲")]
     reason = scarce(evidence, {"confidence_level": "high"}, question_terms, stats, 0.3)
@@ -321,7 +321,7 @@ def test_missing_terms_trigger_gap_searches_by_idf(question_terms, stats, trigge
 
 def test_one_retrieval_done_line_per_chat_turn_without_document_text(make_services, caplog):
     client = make_client(make_services, llm=ScriptedLLM(answers=["答[1]。"]))
-    with caplog.at_level(logging.INFO, logger="backend.services.evidence"):
+    with caplog.at_level(logging.INFO, logger="backend.chat.evidence"):
         chat(client, "考拉生活在哪里？")
     done = [r.getMessage() for r in caplog.records if "retrieval done" in r.getMessage()]
     assert len(done) == 1

@@ -9,11 +9,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
+from backend.chat.context import SOURCE_FRAMING_TOKENS, ContextBuilder
 from backend.config import Settings
 from backend.llm import GeminiLLM, Turn
 from backend.llm.token_count import EstimateCounter, GeminiTokenCounter, create_token_counter
-from backend.services.context import SOURCE_FRAMING_TOKENS, ContextBuilder
-from backend.services.search_types import ScoredChunk
+from backend.search.types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text.tokens import estimate_tokens, truncate_to_tokens
 

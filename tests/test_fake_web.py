@@ -8,7 +8,7 @@ import sys
 import httpx
 
 from backend import PROJECT_ROOT
-from backend.testing.fake_web import Behaviour, clean_query
+from backend.testing.fake_web_state import Behaviour, clean_query
 
 
 def post(fake_web, body, key="fake-key"):

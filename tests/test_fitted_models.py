@@ -28,7 +28,7 @@ def test_the_shipped_default_policies_name_the_local_model_they_were_fitted_on()
 
 def test_a_service_embedding_with_another_model_warns_for_both_policies(make_services, caplog) -> None:
     shipped = {"score_policies_dir": None, "score_policy_version": "v3", "rag_rerank_policy": "v2"}
-    with caplog.at_level(logging.WARNING, logger="backend.services.retrieval"):
+    with caplog.at_level(logging.WARNING, logger="backend.search.policies"):
         make_services(embedder=HashingEmbedder(), **shipped)
     warnings = [r.getMessage() for r in caplog.records]
     confidence = next(w for w in warnings if w.startswith("confidence policy overall_v3"))
@@ -43,7 +43,7 @@ def test_the_model_a_policy_was_fitted_on_gives_no_warning(make_services, caplog
             super().__init__()
             self.model_id = LocalEmbedder.model_id
 
-    with caplog.at_level(logging.WARNING, logger="backend.services.retrieval"):
+    with caplog.at_level(logging.WARNING, logger="backend.search.policies"):
         make_services(embedder=E5Named(), score_policies_dir=None, score_policy_version="v3")
     assert not [r for r in caplog.records if "was fitted with" in r.getMessage()]
 

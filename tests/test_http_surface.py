@@ -74,7 +74,7 @@ def test_every_response_carries_a_request_id_that_errors_and_logs_repeat(client,
     from backend.api.request_context import RequestIdLogFilter
 
     caplog.handler.addFilter(RequestIdLogFilter())
-    with caplog.at_level(logging.INFO, logger="backend.services.retrieval"):
+    with caplog.at_level(logging.INFO, logger="backend.search.report"):
         client.post("/search", json={"query": "袋鼠"}, headers={"X-Request-ID": "r-log"})
     assert any(getattr(r, "request_id", None) == "r-log" for r in caplog.records)
 
@@ -83,7 +83,7 @@ def test_an_unexpected_failure_is_a_json_500_without_internals(client, monkeypat
     def boom(*args, **kwargs):
         raise RuntimeError("/srv/pgrag/backend/secret.py: select * from users")
 
-    monkeypatch.setattr("backend.services.retrieval.RetrievalService.search", boom)
+    monkeypatch.setattr("backend.search.service.RetrievalService.search", boom)
     response = client.post("/search", json={"query": "袋鼠"}, headers={"X-Request-ID": "r-500"})
     assert response.status_code == 500
     body = response.json()

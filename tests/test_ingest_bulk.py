@@ -9,7 +9,7 @@ from backend.cli import main
 from backend.errors import ProviderError
 from backend.ingest.documents import LoadedDocument
 from backend.retrieval.params import Mode
-from backend.services.retrieval import SearchRequest
+from backend.search.types import SearchRequest
 from backend.testing import FailingEmbedder, HashingEmbedder
 from tests.factories import loaded_document
 

@@ -126,9 +126,9 @@ def test_ingesting_cmrc2018_twice_creates_each_document_once_then_reports_all_un
 
 
 def test_reembed_moves_the_corpus_to_the_new_model_and_search_works_again(make_services, db):
+    from backend.documents.reembed import reembed
     from backend.errors import EmbeddingModelMismatch
-    from backend.services.reembed import reembed
-    from backend.services.retrieval import SearchRequest
+    from backend.search.types import SearchRequest
 
     old = make_services()
     old.ingestion.ingest([doc("a", "袋鼠生活在澳洲。"), doc("b", LONG)], identity=None)

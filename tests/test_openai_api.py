@@ -29,8 +29,10 @@ def api(make_services) -> Iterator[TestClient]:
         yield client
 
 
-def sdk(http: TestClient, api_key: str = "anything") -> openai.OpenAI:
-    """The official client, its HTTP going to the app in-process (TestClient is an httpx.Client)."""
+def sdk(http: TestClient, api_key: str = "anything") -> Any:
+    """The official client, its HTTP going to the app in-process (TestClient is an httpx.Client).
+
+    Typed Any: the tests read the SDK's optional response fields directly (a None fails the test)."""
     return openai.OpenAI(base_url="http://testserver/v1", api_key=api_key, http_client=http, max_retries=0)
 
 

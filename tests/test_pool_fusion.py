@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.services.pool_fusion import ceil_count, fuse_pools_with_gap_protection
+from backend.chat.fusion import ceil_count, fuse_pools_with_gap_protection
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def test_an_item_in_both_pools_counts_once_as_main():
 
 
 def test_warning_when_the_gap_pool_is_smaller_than_the_quota(caplog):
-    with caplog.at_level(logging.WARNING, logger="backend.services.pool_fusion"):
+    with caplog.at_level(logging.WARNING, logger="backend.chat.fusion"):
         out = fuse(MAIN, hits((10, 0.1), (11, 0.05)), top_k=6, gap_ratio=0.5)
     assert ids(out) == [1, 2, 3, 4, 10, 11]
     assert [r.getMessage() for r in caplog.records] == [
@@ -192,7 +192,7 @@ def test_warning_when_the_quota_is_not_met_after_backfill(caplog):
     def drops_weak_items(items):  # a reranker with a relevance floor
         return by_score([h for h in items if h.score >= 0.3])
 
-    with caplog.at_level(logging.WARNING, logger="backend.services.pool_fusion"):
+    with caplog.at_level(logging.WARNING, logger="backend.chat.fusion"):
         diag: dict[str, Any] = {}
         gap = hits((10, 0.35), (11, 0.1))
         out = fuse(MAIN, gap, top_k=4, gap_ratio=0.5, rerank=drops_weak_items, diag=diag)

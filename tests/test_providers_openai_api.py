@@ -15,10 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
+from backend.composition import build_services
 from backend.config import Settings
+from backend.documents.reembed import reembed
 from backend.llm.openai_compatible import forget_server_traits
-from backend.services.container import build_services
-from backend.services.reembed import reembed
 from backend.testing.fake_openai import FakeOpenAI, Raw
 from backend.testing.fake_openai_wire import Message
 from tests.test_research_api import DOCS

@@ -11,7 +11,7 @@ from backend.auth import LOCAL_IDENTITY
 from backend.config import Settings
 from backend.rerank import HttpReranker, RerankDocument, RerankError
 from backend.retrieval.rerank import dynamic_top_k
-from backend.services.search_types import SearchRequest
+from backend.search.types import SearchRequest
 from backend.testing.fake_rerank import RerankBehaviour, relevance
 from tests.factories import SEARCH_DOCS
 

@@ -14,12 +14,12 @@ from fastapi.testclient import TestClient
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
+from backend import composition
 from backend.api.app import create_app
+from backend.composition import build_services
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import GeminiEmbedder, LocalEmbedder
 from backend.llm import ExtractiveLLM, GeminiLLM
-from backend.services import container
-from backend.services.container import build_services
 from backend.testing import HashingEmbedder, ScriptedLLM
 from tests.factories import SEARCH_DOCS
 
@@ -92,7 +92,7 @@ def test_fifty_requests_reuse_the_pool_and_providers_built_at_start_up(
 ):
     # The server's own path: the app's lifespan builds the services from settings. The hashing
     # embedder stands in for the local model (which the slow test below loads for real).
-    monkeypatch.setattr(container, "create_embedder", lambda _settings: HashingEmbedder())
+    monkeypatch.setattr(composition, "create_embedder", lambda _settings: HashingEmbedder())
     app_settings = settings.model_copy(update={"database_url": database_url})
     app = create_app(settings=app_settings)
     with TestClient(app) as client:

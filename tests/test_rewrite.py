@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from backend.chat.rewrite import Rewrite, clean_completion, rewrite_followup
 from backend.errors import ProviderError
 from backend.llm import LLM, ExtractiveLLM, Turn
-from backend.services.rewrite import Rewrite, clean_completion, rewrite_followup
 from backend.testing import ScriptedLLM
 
 KANGAROO_CHAT = [

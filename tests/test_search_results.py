@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from backend.auth.identity import LOCAL_IDENTITY
-from backend.services.retrieval import SearchRequest
+from backend.search.types import SearchRequest
 from tests.factories import axis, insert_chunk, insert_document
 
 # One long guide whose four sections all answer "袋鼠", and two short documents that mention it.

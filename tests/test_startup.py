@@ -9,10 +9,10 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from backend import composition
 from backend.api.app import create_app
 from backend.db import migrations
 from backend.errors import ConfigurationError
-from backend.services import container
 from backend.testing import HashingEmbedder
 
 
@@ -21,13 +21,13 @@ def test_an_external_database_behind_the_code_is_refused_with_what_to_run(fresh_
     external = settings.model_copy(update={"database_url": url})
     assert not external.resolved_auto_migrate
     with pytest.raises(ConfigurationError, match=r"db upgrade.*AUTO_MIGRATE"):
-        container.build_services(external, embedder=HashingEmbedder())
+        composition.build_services(external, embedder=HashingEmbedder())
     assert migrations.current_revision(url) is None  # nothing was applied behind the deployer's back
 
 
 def test_auto_migrate_applies_pending_migrations_when_asked(fresh_database, settings):
     url = fresh_database()
-    services = container.build_services(
+    services = composition.build_services(
         settings.model_copy(update={"database_url": url, "auto_migrate": True}), embedder=HashingEmbedder()
     )
     services.close()
@@ -96,10 +96,10 @@ def test_searches_read_from_database_read_url_and_writes_go_to_database_url(fres
         migrations.upgrade(url)
     on_replica = settings.model_copy(update={"database_url": replica, "auto_migrate": False})
     with TestClient(
-        create_app(services=container.build_services(on_replica, embedder=HashingEmbedder()))
+        create_app(services=composition.build_services(on_replica, embedder=HashingEmbedder()))
     ) as c:
         c.post("/documents", json={"title": "副本", "content": "只在副本库里的考拉文档。"})
-    services = container.build_services(
+    services = composition.build_services(
         settings.model_copy(update={"database_url": primary, "database_read_url": replica}),
         embedder=HashingEmbedder(),
         migrate=False,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from backend.errors import WebSearchError
-from backend.testing.fake_web import Behaviour
+from backend.testing.fake_web_state import Behaviour
 from backend.web import SearchOptions, SearxngProvider, TavilyProvider, create_provider
 from backend.web.retry import RetryPolicy, retry_after_seconds
 from tests.fake_http import serve

@@ -9,9 +9,9 @@ from datetime import datetime
 
 import pytest
 
-from backend.retrieval.where_cues import document_cue
-from backend.retrieval.where_rules import Vocabulary, infer_rules
-from backend.retrieval.where_time import find_time
+from backend.where.cues import document_cue
+from backend.where.rules import Vocabulary, infer_rules
+from backend.where.time_phrases import find_time
 from bench.where.__main__ import main as bench_where
 from bench.where.scoping import NOW, SCOPING, ZONE, Scoping, expected_condition
 

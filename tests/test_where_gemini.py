@@ -17,10 +17,10 @@ from backend.auth import LOCAL_IDENTITY
 from backend.auth.identity import Identity
 from backend.config import Settings
 from backend.llm.gemini import GeminiLLM
-from backend.retrieval.where_builder import WhereBuilder
-from backend.retrieval.where_llm import WHERE_SCHEMA
-from backend.retrieval.where_rules import Vocabulary
-from backend.services.where import MetadataVocabulary
+from backend.where.builder import WhereBuilder
+from backend.where.model import WHERE_SCHEMA
+from backend.where.rules import Vocabulary
+from backend.where.vocabulary import MetadataVocabulary
 from tests.factories import loaded_document
 
 NOW = datetime(2025, 6, 18, 9, 0, tzinfo=UTC)

@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from backend.retrieval.where_builder import WhereBuilder, strip_phrases
-from backend.retrieval.where_rules import Vocabulary, infer_rules
-from backend.retrieval.where_time import find_time
+from backend.where.builder import WhereBuilder, strip_phrases
+from backend.where.rules import Vocabulary, infer_rules
+from backend.where.time_phrases import find_time
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2025, 6, 18, 15, 30, tzinfo=SHANGHAI)  # a Wednesday

@@ -10,8 +10,10 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 
 from backend import __version__
+from backend.api import mcp as mcp_http
 from backend.api.errors import ERROR_RESPONSES, install_error_handlers
 from backend.api.limits import RateLimiter
+from backend.api.mcp import McpHttp
 from backend.api.middleware import BodySizeLimit, RequestId
 from backend.api.page import install_page
 from backend.api.request_context import REQUEST_ID_HEADER
@@ -27,11 +29,9 @@ from backend.api.routes import (
     search,
 )
 from backend.api.text_hygiene import refuse_unstorable_text
+from backend.composition import Services, build_services
 from backend.config import Settings, get_settings
 from backend.embeddings.query_cache import warm_up
-from backend.mcp_server import http as mcp_http
-from backend.mcp_server.http import McpHttp
-from backend.services.container import Services, build_services
 from backend.telemetry import RequestMetrics
 
 DESCRIPTION = """

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from backend.auth.identity import Identity
-from backend.services.container import Services
+from backend.composition import Services
 
 
 def get_services(request: Request) -> Services:

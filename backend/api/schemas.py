@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.services.diagnostics import ChatDiagnostics, SearchDiagnostics, WebDiagnostics
+from backend.chat.diagnostics import ChatDiagnostics
+from backend.confidence.routing import Route
+from backend.search.diagnostics import SearchDiagnostics, WebDiagnostics
 
 RerankerName = Literal["heuristic", "jina", "cohere"]
 RERANKER_DESCRIPTION = (
@@ -231,9 +233,7 @@ class SearchOut(BaseModel):
     query: str
     mode: str
     results: list[SearchHit]
-    route: Literal["answer", "clarify", "web_fallback", "not_in_documents"] = Field(
-        description="what the confidence says the results are good for (see /chat)"
-    )
+    route: Route = Field(description="what the confidence says the results are good for (see /chat)")
     web: list[WebHitOut] = Field(default_factory=list, description="web results, when a web search ran")
     applied_where: dict[str, Any] = Field(
         default_factory=dict,
@@ -379,28 +379,3 @@ class DocumentTextOut(BaseModel):
     text: str
     passage_start: int = Field(description="where the asked passage starts inside `text`")
     passage_end: int = Field(description="where it ends inside `text` (exclusive)")
-
-
-class ApiKeyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"name": "Open WebUI"}]})
-
-    name: str = Field(min_length=1, max_length=100, description="what the key is for, shown in the list")
-    expires_in_days: int | None = Field(
-        default=None, ge=1, le=3650, description="the key stops working after this many days; omitted: never"
-    )
-
-
-class ApiKeyOut(BaseModel):
-    id: uuid.UUID
-    name: str
-    prefix: str = Field(description="the key's first 12 characters, to tell keys apart")
-    created_at: datetime
-    expires_at: datetime | None
-    last_used_at: datetime | None = Field(description="the last request that used it (to the minute)")
-
-
-class ApiKeyCreatedOut(ApiKeyOut):
-    key: str = Field(
-        description="the key itself: send it as `Authorization: Bearer <key>`. Shown this once; only its "
-        "hash is stored."
-    )

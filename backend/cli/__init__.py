@@ -18,6 +18,7 @@ from backend.cli import (
     query_commands,
     server_commands,
 )
+from backend.cli.errors import CliError
 
 # Every command module is imported for real: one that fails to import is an error, not a missing command.
 COMMAND_MODULES = (
@@ -29,10 +30,6 @@ COMMAND_MODULES = (
     cluster_commands,
     mcp_commands,
 )
-
-
-class CliError(Exception):
-    """A user-facing error: printed without a stack trace, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:

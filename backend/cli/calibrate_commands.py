@@ -21,7 +21,7 @@ from backend.confidence.policy import (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("calibrate", help="calibrate confidence thresholds from labelled queries (JSONL)")
     p.add_argument(
         "labels_file",
@@ -64,7 +64,7 @@ _WEIGHTS = ("alpha", "beta", "w1", "w2", "w3")
 
 
 def _with_weights(base: Policy, assignments: list[str]) -> Policy:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     changes: dict[str, Any] = {}
     for item in assignments:
@@ -80,7 +80,7 @@ def _with_weights(base: Policy, assignments: list[str]) -> Policy:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """Read the labels, calibrate, write the next policy version and print what was decided."""
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     rows = read_labels(args.labels_file)
     try:
@@ -123,7 +123,7 @@ def _configured_model() -> str | None:
 
 def read_labels(path: Path) -> list[dict[str, Any]]:
     """The JSONL rows, each checked; an error names the line."""
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -28,7 +28,7 @@ TEST_CLUSTER = "cluster-test"  # `cluster test` runs its own cluster beside a de
 TEST_PORT_OFFSET = 10
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = sub.add_parser(
         "cluster", help="a local Citus cluster: build Citus, start/stop nodes, distributed tests"
     )
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.set_defaults(handler=test)
 
 
-def register_distribute(db_sub: argparse._SubParsersAction) -> None:
+def register_distribute(db_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`db distribute`, beside the other `db` actions."""
     d = db_sub.add_parser(
         "distribute",
@@ -228,7 +228,7 @@ def _cluster(settings: Settings, root: Path, port: int) -> Cluster:
 
 
 def _up(
-    cluster, *, fast: bool, shared_buffers: str, maintenance_work_mem: str, shard_count: int | None
+    cluster: Cluster, *, fast: bool, shared_buffers: str, maintenance_work_mem: str, shard_count: int | None
 ) -> str:
     from backend.cluster.nodes import ClusterError
     from backend.db import migrations
@@ -236,7 +236,7 @@ def _up(
 
     try:
         cluster.up(fast=fast, shared_buffers=shared_buffers, maintenance_work_mem=maintenance_work_mem)
-        url = cluster.url()
+        url: str = cluster.url()
         before, after = migrations.upgrade(url)
         print(f"schema: {before or 'empty database'} -> {after}")
         distribute(url, shard_count=shard_count, log=print)
@@ -246,6 +246,6 @@ def _up(
 
 
 def _cli_error(message: str) -> Exception:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
 
     return CliError(message)

@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 
 from backend import PROJECT_ROOT
-from backend.config import get_settings
+from backend.config import Settings, get_settings
 from backend.db import migrations
 from backend.db.connection import redact, resolve_database_url
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     db = sub.add_parser("db", help="database: migrate, inspect, ship SQL changes")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     db_sub.add_parser(
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     register_distribute(db_sub)
 
 
-def _describe(settings) -> str:
+def _describe(settings: Settings) -> str:
     if settings.uses_embedded_db:
         return f"embedded PostgreSQL in {settings.embedded_db_dir.resolve()}"
     return f"external database {redact(settings.database_url)}"
@@ -73,7 +73,7 @@ def status(args: argparse.Namespace) -> int:
 
 
 def ship_sql(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.db.migration_lock import MigrationLockError, require_intact
     from backend.db.ship_sql import ShipSqlError, ship_sql
 
@@ -93,7 +93,7 @@ def ship_sql(args: argparse.Namespace) -> int:
 
 
 def new_migration(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.db.migration_lock import MigrationLockError, require_intact
 
     try:
@@ -109,7 +109,7 @@ def new_migration(args: argparse.Namespace) -> int:
 
 
 def lock(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.db.migration_lock import MigrationLockError, record_unrecorded
 
     try:

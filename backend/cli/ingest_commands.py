@@ -10,13 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from backend.config import get_settings
+from backend.documents.ingestion import IngestionService, IngestSummary
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
 from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits
-from backend.services.ingestion import IngestionService, IngestSummary
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ingest", help="ingest files, folders and BEIR-style .jsonl files")
     p.add_argument(
         "paths",
@@ -64,8 +64,8 @@ def iter_inputs(
 
 
 def run(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
-    from backend.services.container import build_services
+    from backend.cli.errors import CliError
+    from backend.composition import build_services
 
     paths = list(args.paths) + list(args.jsonl)
     if not paths:
@@ -134,14 +134,14 @@ def print_summary(summary: IngestSummary) -> None:
         print(f"  failed: {failure.external_id}: {failure.error}")
 
 
-def register_reembed(sub: argparse._SubParsersAction) -> None:
+def register_reembed(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("reembed", help="re-embed chunks stored by another model with the current one")
     p.set_defaults(handler=run_reembed)
 
 
 def run_reembed(args: argparse.Namespace) -> int:
-    from backend.services.container import build_services
-    from backend.services.reembed import reembed
+    from backend.composition import build_services
+    from backend.documents.reembed import reembed
 
     services = build_services(get_settings())
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     m = sub.add_parser(
         "mcp",
         help="serve the MCP tools over stdio for an MCP client (acts as PGRAG_API_KEY's user)",
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def mcp(args: argparse.Namespace) -> int:
-    from backend.cli import CliError
+    from backend.cli.errors import CliError
     from backend.config import get_settings
     from backend.mcp_server.stdio import StartupRefused, serve_stdio
 

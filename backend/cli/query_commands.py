@@ -7,13 +7,13 @@ import asyncio
 import json
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.service import ChatReply, ChatRequest
+from backend.composition import Services
 from backend.config import get_settings
-from backend.services.chat import ChatReply, ChatRequest
-from backend.services.container import Services
-from backend.services.retrieval import SearchRequest
+from backend.search.types import SearchRequest
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = sub.add_parser("search", help="retrieve: hybrid prefetch -> rerank -> dynamic top-k")
     s.add_argument("query")
     s.add_argument("--top-k", type=int, default=None)
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    from backend.services.container import build_services
+    from backend.composition import build_services
 
     services = build_services(get_settings())
     try:
@@ -76,7 +76,7 @@ async def _ask(services: Services, question: str) -> ChatReply:
 
 
 def ask(args: argparse.Namespace) -> int:
-    from backend.services.container import build_services
+    from backend.composition import build_services
 
     services = build_services(get_settings())
     try:
@@ -84,7 +84,7 @@ def ask(args: argparse.Namespace) -> int:
     finally:
         services.close()
     if args.json:
-        from backend.services.chat import reply_to_dict
+        from backend.chat.service import reply_to_dict
 
         print(json.dumps(reply_to_dict(reply), ensure_ascii=False, indent=2, default=str))
         return 0

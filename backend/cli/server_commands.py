@@ -6,13 +6,13 @@ import argparse
 import logging
 
 from backend import PROJECT_ROOT
+from backend.composition import Services
 from backend.config import get_settings
-from backend.services.container import Services
 
 DEMO_CORPUS = PROJECT_ROOT / "demo" / "corpus"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = sub.add_parser("serve", help="serve the HTTP API")
     s.add_argument("--host", default=None)
     s.add_argument("--port", type=int, default=None)
@@ -28,7 +28,7 @@ def serve(args: argparse.Namespace, services: Services | None = None) -> int:
     import uvicorn
 
     from backend.api.app import create_app
-    from backend.services.container import build_services
+    from backend.composition import build_services
 
     settings = get_settings()
     configure_server_logging(settings.log_level)
@@ -67,8 +67,8 @@ def configure_server_logging(level: str) -> None:
 
 def demo(args: argparse.Namespace) -> int:
     from backend.cli.ingest_commands import ingest_with_progress, iter_inputs, print_summary
+    from backend.composition import build_services
     from backend.ingest.sandbox import ParseLimits
-    from backend.services.container import build_services
 
     settings = get_settings()
     services = build_services(settings)

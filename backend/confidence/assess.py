@@ -30,12 +30,12 @@ from backend.confidence.answerability import (
 from backend.confidence.answerability_policy import FORMULA, AnswerabilityPolicy
 from backend.confidence.policy import (
     POLICIES_DIR,
+    SCORE_POLICY_FILES,
     SEED_FORMULA,
     Policy,
     PolicyError,
     formula_of,
     load_policy,
-    read_policy_file,
 )
 from backend.confidence.scoring import retrieval_confidence
 
@@ -45,15 +45,14 @@ DEFAULT_FUSION = Fusion()  # the Settings defaults: RAG_RRF_K 60, both weights 1
 
 def load_score_policy(version: str, directory: Path = POLICIES_DIR) -> ScorePolicy:
     """Any policy version, whichever formula its file declares."""
-    path, data = read_policy_file(version, directory)
+    path, name, data = SCORE_POLICY_FILES.read(version, directory)
     formula = formula_of(data)
     if formula == SEED_FORMULA:
         return load_policy(version, directory)
     if formula != FORMULA:
         raise PolicyError(f"{path}: unknown formula {formula!r} (known: {SEED_FORMULA}, {FORMULA})")
     policy = AnswerabilityPolicy.from_json(data)
-    if policy.version != version.removeprefix("overall_"):
-        raise PolicyError(f"{path} declares version {policy.version!r}; the file name says otherwise")
+    SCORE_POLICY_FILES.check_version(path, policy.version, name)
     return policy
 
 

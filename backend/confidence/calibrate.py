@@ -59,14 +59,7 @@ def calibrate(
         except CalibrationError as exc:
             raise CalibrationError(f"row {i}: {exc}") from None
     per_query_auc = _auc_or_none(labelled)
-    anchors = None
-    if labelled and all(r.get("parents") for r in labelled):
-        # Seed 4's norm() with P10/P90 pooled over every candidate parent of the labelled run
-        # instead of one query's: the score keeps the absolute strength of the evidence.
-        pooled = feature_values([_parent(f) for r in labelled for f in r["parents"]])
-        anchors = {k: (percentile(v, 10), percentile(v, 90)) for k, v in pooled.items()}
-        anchored = dataclasses.replace(base, anchors=anchors)
-        labelled = [_rescored(r, anchored) for r in labelled]
+    labelled, anchors = _anchored(labelled, base)
     scores = {
         label: [float(r["best_overall_score"]) for r in labelled if r["label"] == label] for label in LABELS
     }
@@ -84,17 +77,7 @@ def calibrate(
             f"{len(ambiguous) - len(ratios)} ambiguous rows have no score_ratio "
             "(a single parent) and were left out of R_hitl"
         )
-    t_low = percentile(scores["bad"], T_LOW_PERCENTILE)
-    t_high = percentile(scores["good"], T_HIGH_PERCENTILE)
-    if t_low >= t_high:
-        # Good and bad overlap. Swapping keeps T_low <= T_high and makes the overlap the medium band:
-        # below it 90% of good queries are above, above it 90% of bad queries are below.
-        warnings.append(
-            f"T_low (P{T_LOW_PERCENTILE} of bad = {t_low:.4f}) >= T_high "
-            f"(P{T_HIGH_PERCENTILE} of good = {t_high:.4f}): the tails of good and bad overlap; "
-            "the two were swapped so the overlap reads as 'medium'"
-        )
-        t_low, t_high = t_high, t_low
+    t_low, t_high = _thresholds(scores, warnings)
     r_hitl = percentile(ratios, R_HITL_PERCENTILE)
     separation = auc(scores["good"], scores["bad"])
     counts = {label: len(scores[label]) for label in LABELS}
@@ -139,6 +122,36 @@ def calibrate(
         },
     )
     return policy, report
+
+
+def _anchored(
+    labelled: Sequence[Mapping[str, Any]], base: Policy
+) -> tuple[Sequence[Mapping[str, Any]], dict[str, tuple[float, float]] | None]:
+    """Seed 4's norm() with P10/P90 pooled over every candidate parent of the labelled run instead of
+    one query's (the score keeps the absolute strength of the evidence): the rows rescored with those
+    anchors, and the anchors. Rows without their parents are kept as they are (no anchors)."""
+    if not (labelled and all(r.get("parents") for r in labelled)):
+        return labelled, None
+    pooled = feature_values([_parent(f) for r in labelled for f in r["parents"]])
+    anchors = {k: (percentile(v, 10), percentile(v, 90)) for k, v in pooled.items()}
+    anchored = dataclasses.replace(base, anchors=anchors)
+    return [_rescored(r, anchored) for r in labelled], anchors
+
+
+def _thresholds(scores: Mapping[str, list[float]], warnings: list[str]) -> tuple[float, float]:
+    """T_low and T_high from the bad and good rows' scores (swapped, with a warning, when they cross)."""
+    t_low = percentile(scores["bad"], T_LOW_PERCENTILE)
+    t_high = percentile(scores["good"], T_HIGH_PERCENTILE)
+    if t_low >= t_high:
+        # Good and bad overlap. Swapping keeps T_low <= T_high and makes the overlap the medium band:
+        # below it 90% of good queries are above, above it 90% of bad queries are below.
+        warnings.append(
+            f"T_low (P{T_LOW_PERCENTILE} of bad = {t_low:.4f}) >= T_high "
+            f"(P{T_HIGH_PERCENTILE} of good = {t_high:.4f}): the tails of good and bad overlap; "
+            "the two were swapped so the overlap reads as 'medium'"
+        )
+        t_low, t_high = t_high, t_low
+    return t_low, t_high
 
 
 def _is_number(x: Any) -> bool:

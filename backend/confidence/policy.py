@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backend.versioned import VERSION, PolicyFiles
+
 POLICIES_DIR = Path(__file__).resolve().parent / "policies"
-_VERSION = re.compile(r"^v([1-9][0-9]*)$")
+_VERSION = VERSION
 CONFIDENCE_LEVELS = ("low", "medium", "high")
 ANCHORED_FEATURES = ("rrf_sum", "max_score", "coverage", "log_chunks")
 SEED_FORMULA = "overall"
@@ -18,6 +20,9 @@ SEED_FORMULA = "overall"
 
 class PolicyError(ValueError):
     """A policy file is missing, malformed or inconsistent."""
+
+
+SCORE_POLICY_FILES = PolicyFiles("score policy version", "{}.json", "overall_", PolicyError)
 
 
 def version_pattern() -> re.Pattern[str]:
@@ -163,23 +168,12 @@ class Policy:
 
 def available_versions(directory: Path = POLICIES_DIR) -> list[str]:
     """The policy versions in a directory, oldest first."""
-    found = [p.stem for p in Path(directory).glob("v*.json") if _VERSION.match(p.stem)]
-    return sorted(found, key=lambda v: int(v[1:]))
+    return SCORE_POLICY_FILES.versions(directory)
 
 
 def read_policy_file(version: str, directory: Path = POLICIES_DIR) -> tuple[Path, dict[str, Any]]:
     """The parsed JSON of one policy file; `version` is 'v1' or 'overall_v1'."""
-    name = version.removeprefix("overall_")
-    path = Path(directory) / f"{name}.json"
-    if not _VERSION.match(name) or not path.is_file():
-        listed = ", ".join(available_versions(directory)) or "none"
-        raise PolicyError(f"unknown score policy version {version!r} in {directory}; available: {listed}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise PolicyError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise PolicyError(f"{path} must hold a JSON object")
+    path, _name, data = SCORE_POLICY_FILES.read(version, directory)
     return path, data
 
 
@@ -206,16 +200,14 @@ def load_policy(version: str, directory: Path = POLICIES_DIR) -> Policy:
     Another formula (v3's answerability) is refused with a PolicyError: it needs other inputs, see
     backend.confidence.assess.load_score_policy.
     """
-    path, data = read_policy_file(version, directory)
-    name = version.removeprefix("overall_")
+    path, name, data = SCORE_POLICY_FILES.read(version, directory)
     if formula_of(data) != SEED_FORMULA:
         raise PolicyError(
             f"{path} defines the {formula_of(data)!r} score, not the seed's OverallScore "
             "(fitted by `python -m bench.routing.fit`, read by backend.confidence.assess.load_score_policy)"
         )
     policy = Policy.from_json(data)
-    if policy.version != name:
-        raise PolicyError(f"{path} declares version {policy.version!r}; the file name says {name!r}")
+    SCORE_POLICY_FILES.check_version(path, policy.version, name)
     return policy
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
+from backend.config import Settings
+
 Route = Literal["answer", "clarify", "web_fallback", "not_in_documents"]
 ALL_LEVELS = ("low", "medium", "high")
 
@@ -29,3 +31,13 @@ def decide_route(
     if confidence.get("web_fallback"):
         return "web_fallback" if web_available else "not_in_documents"
     return "answer"
+
+
+def route_for(confidence: Mapping[str, Any], settings: Settings, *, web_available: bool) -> Route:
+    """The route of a search's confidence under the settings (overall-score-confidence.md §8): answer
+    from the documents; ask which document is meant (two relevant ones compete; CHAT_CLARIFY_ENABLED,
+    CHAT_CLARIFY_LEVELS); go to the web, or say they do not hold the answer when no web search is
+    available for this request."""
+    if not settings.chat_clarify_enabled:
+        confidence = {**confidence, "need_hitl": False}
+    return decide_route(confidence, web_available=web_available, clarify_levels=settings.chat_clarify_levels)

@@ -115,7 +115,7 @@ def overall_score(strength: float, coverage: float, stability: float, policy: Po
     parts = ((strength, policy.w1), (coverage, policy.w2), (stability, policy.w3))
     if any(s <= 0 and w > 0 for s, w in parts):
         return 0.0
-    return math.prod(max(s, SMOOTHING_FLOOR) ** w for s, w in parts)
+    return float(math.prod(max(s, SMOOTHING_FLOOR) ** w for s, w in parts))
 
 
 def confidence_level(best_overall_score: float, policy: Policy) -> str:

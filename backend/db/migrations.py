@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend import PROJECT_ROOT
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 ALEMBIC_DIR = Path(__file__).resolve().parent / "alembic"
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
@@ -72,7 +76,7 @@ def apply_sql_file(name: str) -> None:
     dbapi.execute(sql)
 
 
-def alembic_config(url: str):  # -> alembic.config.Config
+def alembic_config(url: str) -> Config:
     """An Alembic Config pointing at our script folder and the given database."""
     from alembic.config import Config
 

@@ -8,9 +8,9 @@ from typing import Any
 from backend.auth.identity import Identity
 from backend.db.database import Database
 from backend.db.repositories import document_text
+from backend.documents import service as documents_service
 from backend.errors import NotFound
 from backend.mcp_server.shapes import document
-from backend.services import documents as documents_service
 
 CHUNKS_PER_READ = 200  # a page of text is read in batches of chunks until max_chars
 

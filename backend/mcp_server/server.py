@@ -2,7 +2,7 @@
 existing services, as the caller - row-level security decides what an MCP client sees, as for the API.
 
 Who the caller is depends on the transport, so the server is built with a `CallerOf`: over HTTP the
-request's verified identity (backend/mcp_server/http.py), over stdio the identity resolved once at
+request's verified identity (backend/api/mcp.py), over stdio the identity resolved once at
 start-up (backend/mcp_server/stdio.py).
 """
 
@@ -18,32 +18,32 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
-from starlette.requests import Request
 
 from backend import __version__
-from backend.api.limits import RouteGroup, spend
 from backend.auth.identity import Identity
+from backend.chat.service import ChatRequest
+from backend.composition import Services
 from backend.mcp_server import descriptions as d
 from backend.mcp_server import documents
 from backend.mcp_server.errors import check_text, invalid_arguments, tool_errors
 from backend.mcp_server.research import run_research
 from backend.mcp_server.shapes import search_hit, sources
 from backend.research.presets import PresetName
-from backend.services.chat import ChatRequest
-from backend.services.container import Services
-from backend.services.retrieval import SearchRequest, log_search_done
+from backend.search.report import log_search_done
+from backend.search.types import SearchRequest
 
 
 @dataclass(frozen=True)
 class Caller:
     services: Services
     identity: Identity
-    request: Request | None = None  # HTTP only: the rate limiter keys on it
+    # HTTP only: charges one request of a group ("search", "chat", "research") to the API's rate limits
+    charge: Callable[[str], None] | None = None
 
-    def spend(self, group: RouteGroup) -> None:
+    def spend(self, group: str) -> None:
         """One tool call is one request of `group` for the API's rate limits (HTTP; stdio is local)."""
-        if self.request is not None:
-            spend(self.request, self.identity, self.services.settings, group)
+        if self.charge is not None:
+            self.charge(group)
 
 
 SearchMode = Literal["hybrid", "vector", "fulltext"]
@@ -75,6 +75,13 @@ def create_mcp_server(caller_of: CallerOf) -> MCPServer:
         # basicConfig when nothing configured logging yet: never louder than the default WARNING
         log_level="WARNING",
     )
+    _add_question_tools(server, caller_of)
+    _add_document_tools(server, caller_of)
+    return server
+
+
+def _add_question_tools(server: MCPServer, caller_of: CallerOf) -> None:
+    """search, ask, research: each spends one request of its group's rate limit over HTTP."""
 
     @server.tool(description=d.SEARCH, annotations=READ_ONLY)
     async def search(
@@ -140,6 +147,10 @@ def create_mcp_server(caller_of: CallerOf) -> MCPServer:
                 preset=preset,
             )
 
+
+def _add_document_tools(server: MCPServer, caller_of: CallerOf) -> None:
+    """list_documents, get_document: what the caller may read, under RLS."""
+
     @server.tool(description=d.LIST_DOCUMENTS, annotations=READ_ONLY)
     async def list_documents(
         ctx: Context,
@@ -169,5 +180,3 @@ def create_mcp_server(caller_of: CallerOf) -> MCPServer:
                 from_position=from_position,
                 max_chars=max_chars,
             )
-
-    return server

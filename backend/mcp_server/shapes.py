@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from backend.services.search_types import ScoredChunk
+from backend.search.types import ScoredChunk
 
 SNIPPET_CHARS = 1200  # a passage longer than this is cut (get_document reads the whole text)
 SOURCE_FIELDS = ("n", "kind", "title", "heading", "external_id", "document_id", "chunk_id", "url", "snippet")

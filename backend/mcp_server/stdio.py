@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from backend.auth.identity import Identity
+from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.errors import Unauthorized
 from backend.mcp_server.server import Caller, create_mcp_server
-from backend.services.container import Services, build_services
 
 
 class StartupRefused(Exception):

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backend.chat.citations import source_record as chat_source_record
 from backend.research.types import EvidenceItem
 from backend.research.write import MARKER, SectionDraft
-from backend.services.chat_record import source_record as chat_source_record
 from backend.text import detect_lang
 
 _REASONS = {

@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.chat.diagnostics import PoolFusionOut, RewriteDiagnostics
 from backend.research.sections import SectionState
 from backend.research.write import SectionDraft
-from backend.services.diagnostics import PoolFusionOut, RewriteDiagnostics
 
 
 class _Diag(BaseModel):

@@ -14,15 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from backend.chat.gap import keyword_gap_queries, scarce
 from backend.config import Settings
 from backend.llm import load_prompt
 from backend.llm.parsing import clean_line
 from backend.llm.prompts import neutralise
 from backend.research.model import ResearchModel
 from backend.research.presets import Preset
-from backend.services.evidence import scarce
-from backend.services.gap_queries import keyword_gap_queries
-from backend.services.search_types import ScoredChunk, SearchResult
+from backend.search.types import ScoredChunk, SearchResult
 
 _EVIDENCE_CHARS = 300
 _LEVELS = ("low", "medium", "high")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from backend.chat.rewrite import leans_on_earlier_text, rewrite_followup
 from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
-from backend.services.rewrite import leans_on_earlier_text, rewrite_followup
 from backend.text import clean_query, query_terms
 from backend.text.segment import stopwords, words
 

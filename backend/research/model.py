@@ -17,11 +17,11 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.errors import ProviderError
 from backend.llm import LLM, ExtractiveLLM, SourceText, Turn
 from backend.llm.usage import metering
 from backend.research.budget import Phase, RunBudget
-from backend.services.rewrite import Rewrite, rewrite_followup
 from backend.text.hygiene import scrub
 from backend.text.tokens import estimate_tokens
 

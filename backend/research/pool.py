@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 
 from backend.auth.identity import Identity
+from backend.chat.evidence import is_relevant
+from backend.chat.fusion import fuse_pools_with_gap_protection
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.prepare import embedding_text
 from backend.research.types import EvidenceItem, PoolSource, item_key
-from backend.services.evidence import is_relevant
-from backend.services.pool_fusion import fuse_pools_with_gap_protection
-from backend.services.retrieval import RetrievalService
-from backend.services.search_types import ScoredChunk, SearchResult
+from backend.search.service import RetrievalService
+from backend.search.types import ScoredChunk, SearchResult
 
 
 class EvidenceIds:

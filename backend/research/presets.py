@@ -49,19 +49,47 @@ class RunLimits:
 
 def preset(name: PresetName, settings: Settings) -> Preset:
     """The preset `name` with the settings' MAX_LOOPS (lite never runs more than one gap round)."""
+    # Every thing asked gets its section in both presets (a fourth part merged into the third is
+    # searched and written as one muddled question); lite spends less per section instead.
     if name == "lite":
-        # Every thing asked gets its section in both presets (a fourth part merged into the third is
-        # searched and written as one muddled question); lite spends less per section instead.
-        return Preset("lite", MAX_SECTIONS, min(1, settings.research_max_loops), 2, 2, 8, 10, 8, 30)
-    return Preset("comprehensive", MAX_SECTIONS, settings.research_max_loops, 3, 3, 12, 20, 12, 60)
+        return Preset(
+            name="lite",
+            max_sections=MAX_SECTIONS,
+            max_loops=min(1, settings.research_max_loops),
+            queries_per_section=2,
+            gap_queries_per_round=2,
+            step_top_k=8,
+            eval_top_k=10,
+            write_k=8,
+            write_k_cap=30,
+        )
+    return Preset(
+        name="comprehensive",
+        max_sections=MAX_SECTIONS,
+        max_loops=settings.research_max_loops,
+        queries_per_section=3,
+        gap_queries_per_round=3,
+        step_top_k=12,
+        eval_top_k=20,
+        write_k=12,
+        write_k_cap=60,
+    )
 
 
 def run_limits(name: PresetName, settings: Settings) -> RunLimits:
+    """The budgets of one run of preset `name`: its RESEARCH_<PRESET>_* settings."""
+    if name == "lite":
+        return RunLimits(
+            deadline_s=settings.research_lite_deadline_s,
+            max_model_calls=settings.research_lite_max_model_calls,
+            max_tokens=settings.research_lite_max_tokens,
+            max_searches=settings.research_lite_max_searches,
+        )
     return RunLimits(
-        deadline_s=getattr(settings, f"research_{name}_deadline_s"),
-        max_model_calls=getattr(settings, f"research_{name}_max_model_calls"),
-        max_tokens=getattr(settings, f"research_{name}_max_tokens"),
-        max_searches=getattr(settings, f"research_{name}_max_searches"),
+        deadline_s=settings.research_comprehensive_deadline_s,
+        max_model_calls=settings.research_comprehensive_max_model_calls,
+        max_tokens=settings.research_comprehensive_max_tokens,
+        max_searches=settings.research_comprehensive_max_searches,
     )
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 
+from backend.chat.diagnostics import RewriteDiagnostics
+from backend.chat.rewrite import Rewrite
 from backend.errors import DomainError
 from backend.research.budget import RunBudget
 from backend.research.diagnostics import (
@@ -18,11 +20,7 @@ from backend.research.diagnostics import (
 )
 from backend.research.graph import ResearchOutcome
 from backend.research.model import ResearchModel
-from backend.services.diagnostics import RewriteDiagnostics
-from backend.services.rewrite import Rewrite
-
-if TYPE_CHECKING:
-    from backend.research.service import PreparedRun
+from backend.research.types import PreparedRun
 
 # A run still "running" this long after its deadline was cut off by a restart: shown as interrupted.
 INTERRUPTED_AFTER_S = 120.0

@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 
 from backend.auth.identity import Identity
+from backend.budget import EvidenceBudget
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.errors import DomainError
@@ -22,9 +23,9 @@ from backend.research.model import ResearchModel
 from backend.research.pool import EvidenceIds, PoolRanker, SectionPool
 from backend.research.presets import Preset
 from backend.research.types import Emit, PoolSource, SectionPlan
-from backend.retrieval.budget import EvidenceBudget
-from backend.services.retrieval import RetrievalService, SearchRequest, SearchResult
-from backend.services.web_evidence import WebChoice, search_beyond, web_passages
+from backend.search.service import RetrievalService
+from backend.search.types import SearchRequest, SearchResult
+from backend.search.web import WebChoice, search_beyond, web_passages
 from backend.web import WebSearch
 
 log = logging.getLogger(__name__)

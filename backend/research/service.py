@@ -11,10 +11,10 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from backend.auth.identity import Identity
+from backend.chat.conversations import recent_turns
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo
@@ -25,7 +25,6 @@ from backend.research.budget import RunBudget
 from backend.research.graph import run_graph
 from backend.research.model import ResearchModel
 from backend.research.presets import (
-    Preset,
     RunLimits,
     effective_step_k,
     effective_write_k,
@@ -34,33 +33,13 @@ from backend.research.presets import (
 )
 from backend.research.results import error_record, response_body, run_view
 from backend.research.sections import RunContext
-from backend.research.types import Emit, ResearchRequest
-from backend.retrieval.filters import to_containment
-from backend.services.conversations import recent_turns
-from backend.services.retrieval import RetrievalService
-from backend.services.web_evidence import WebChoice
+from backend.research.types import Emit, PreparedRun, ResearchRequest
+from backend.retrieval.filters import compile_filter
+from backend.search.service import RetrievalService
 from backend.text import clean_query
 from backend.web import WebSearch
 
 _STOP = object()  # the stream's end-of-run marker
-
-
-@dataclass(frozen=True)
-class PreparedRun:
-    """A validated request with its run row created; nothing has been searched yet."""
-
-    run_id: uuid.UUID
-    identity: Identity
-    question: str  # as the user wrote it (stored, shown)
-    query: str  # normalised: what research starts from
-    conversation_id: uuid.UUID | None
-    history: list[Turn]
-    preset: Preset
-    limits: RunLimits
-    step_k: int
-    write_k: int
-    filters: dict[str, Any] | None
-    web: WebChoice
 
 
 class ResearchService:
@@ -90,7 +69,7 @@ class ResearchService:
         if len(query) > s.max_query_chars:
             raise InvalidInput(f"question has {len(query)} characters; the limit is {s.max_query_chars}")
         # an unknown filter key or one over FILTER_MAX_SIZE is a 422 now, not when the run searches
-        to_containment(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
+        compile_filter(request.filters, s.metadata_whitelist, max_size=s.filter_max_size)
         name = request.preset or s.research_default_preset
         chosen = preset(name, s)
         step_k = effective_step_k(chosen, request.step_top_k, s)

@@ -7,9 +7,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from backend.research.presets import PresetName
-from backend.services.search_types import ScoredChunk
-from backend.services.web_evidence import WebChoice
+from backend.auth.identity import Identity
+from backend.llm import Turn
+from backend.research.presets import Preset, PresetName, RunLimits
+from backend.search.types import ScoredChunk
+from backend.search.web import WebChoice
 
 PlanMethod = Literal["llm", "heuristic"]
 # Where an evidence item entered its section's pool (evidence-retention.md 3.1). eval_supplement is
@@ -27,7 +29,7 @@ class ResearchRequest:
     conversation_id: uuid.UUID | None = None
     preset: PresetName | None = None  # None: RESEARCH_DEFAULT_PRESET
     # As on /chat: auto searches the web for a query the documents do not answer, True beside every
-    # search, False never (backend/services/web_evidence.search_beyond; needs WEB_SEARCH_PROVIDER).
+    # search, False never (backend/search/web.search_beyond; needs WEB_SEARCH_PROVIDER).
     web: WebChoice = "auto"
     filters: dict[str, Any] | None = None
     step_top_k: int | None = None
@@ -76,3 +78,21 @@ class EvidenceItem:
 def item_key(chunk: ScoredChunk) -> Hashable:
     """A chunk's id; a web passage's id is a stable hash of its page and position (negative)."""
     return chunk.chunk_id
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A validated request with its run row created; nothing has been searched yet."""
+
+    run_id: uuid.UUID
+    identity: Identity
+    question: str  # as the user wrote it (stored, shown)
+    query: str  # normalised: what research starts from
+    conversation_id: uuid.UUID | None
+    history: list[Turn]
+    preset: Preset
+    limits: RunLimits
+    step_k: int
+    write_k: int
+    filters: dict[str, Any] | None
+    web: WebChoice

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.chat.context import BuiltContext, ContextBuilder
 from backend.config import Settings
 from backend.llm import SourceText, load_prompt
 from backend.llm.token_count import EstimateCounter
@@ -20,8 +21,7 @@ from backend.research.model import ModelOutcome
 from backend.research.pool import PoolRanker, select_for_writing
 from backend.research.sections import RunContext, SectionState, search
 from backend.research.types import EvidenceItem
-from backend.services.context import BuiltContext, ContextBuilder
-from backend.services.search_types import ScoredChunk
+from backend.search.types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text import detect_lang
 from backend.text.hygiene import drop_unstorable

@@ -255,9 +255,3 @@ def _scalar(name: str, kind: FieldType, value: Any) -> Any:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def to_containment(filters: Any, whitelist: Sequence[str], *, max_size: int | None = None) -> Node:
-    """The name compile_filter had when filters were containment only; callers written against it
-    (validation before a long-running request) keep working. New code calls compile_filter."""
-    return compile_filter(filters, whitelist, max_size=max_size)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from backend.config import Settings
 
 Mode = Literal["hybrid", "vector", "fulltext"]
-HYBRID, MATCH = "hybrid_search", "match_documents"
+HYBRID, MATCH, TERMS = "hybrid_search", "match_documents", "hybrid_search_terms"
 
 
 def _knob(setting: str, *functions: str) -> Any:
@@ -33,6 +33,10 @@ class HybridParams:
     filtered_ef_search: int = _knob("rag_hnsw_filtered_ef_search", HYBRID, MATCH)
     min_similarity: float = _knob("rag_min_similarity", MATCH)
     exact_scan_threshold: int = _knob("rag_exact_scan_threshold", HYBRID, MATCH)
+    common_term_ratio: float = _knob("rag_common_term_ratio", HYBRID, TERMS)
+    common_term_min_df: int = _knob("rag_common_term_min_df", HYBRID, TERMS)
+    match_df_budget: int = _knob("rag_match_df_budget", HYBRID, TERMS)
+    length_norm: float = _knob("rag_length_norm", HYBRID)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HybridParams:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from backend.versioned import VERSION, PolicyFiles
+
 RERANK_POLICIES_DIR = Path(__file__).resolve().parent / "policies"
-_VERSION = re.compile(r"^v([1-9][0-9]*)$")
+_VERSION = VERSION
 _FILE = "rerank_{}.json"
 
 # Every feature a policy may weight (computed per candidate by backend.retrieval.rerank).
@@ -41,6 +42,9 @@ Output = Literal["linear", "softmax"]
 
 class RerankPolicyError(ValueError):
     """A rerank policy is unknown, missing, malformed or inconsistent."""
+
+
+RERANK_POLICY_FILES = PolicyFiles("rerank policy", _FILE, "rerank_", RerankPolicyError)
 
 
 @dataclass(frozen=True)
@@ -108,26 +112,14 @@ class RerankPolicy:
 
 def available_rerank_versions(directory: Path = RERANK_POLICIES_DIR) -> list[str]:
     """The rerank policy versions in a directory, oldest first."""
-    found = [p.stem.removeprefix("rerank_") for p in Path(directory).glob(_FILE.format("v*"))]
-    return sorted((v for v in found if _VERSION.match(v)), key=lambda v: int(v[1:]))
+    return RERANK_POLICY_FILES.versions(directory)
 
 
 def load_rerank_policy(version: str, directory: Path = RERANK_POLICIES_DIR) -> RerankPolicy:
     """Read one policy file; `version` is 'v2' or 'rerank_v2'."""
-    name = version.strip().removeprefix("rerank_")
-    path = Path(directory) / _FILE.format(name)
-    if not _VERSION.match(name) or not path.is_file():
-        listed = ", ".join(available_rerank_versions(directory)) or "none"
-        raise RerankPolicyError(f"unknown rerank policy {version!r} in {directory}; available: {listed}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RerankPolicyError(f"{path} is not readable JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise RerankPolicyError(f"{path} must hold a JSON object")
+    path, name, data = RERANK_POLICY_FILES.read(version, directory)
     policy = RerankPolicy.from_json(data)
-    if policy.version != name:
-        raise RerankPolicyError(f"{path} declares version {policy.version!r}; the file name says {name!r}")
+    RERANK_POLICY_FILES.check_version(path, policy.version, name)
     return policy
 
 

@@ -40,7 +40,8 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Queries and documents share one vector space (no prefixes)."""
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dims, dtype=np.float32)

@@ -17,80 +17,18 @@ import argparse
 import re
 import threading
 import time
-from dataclasses import dataclass, field, replace
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from backend.ingest.html_text import html_to_article_text
 from backend.testing.fake_web_corpus import PAGES, FakePage, render
 from backend.testing.fake_web_handler import make_handler
+from backend.testing.fake_web_state import Behaviour, RecordedRequest, State, clean_query
 from backend.web.urls import host_matches
 
-_KEYWORD = re.compile(r"fake:([a-z-]+)(?:=([\d.]+))?")
-_STATUS = re.compile(r"fake:(\d{3})(?:x(\d+))?")
 _TERMS = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9]+")
 _STOP = frozenset("the a an of in on and or to is are was what who how when where which does did do".split())
 SNIPPET_CHARS = 200
-
-
-@dataclass(frozen=True)
-class Behaviour:
-    latency_ms: int = 0
-    status: int | None = None  # answer with this HTTP status instead of results
-    fail_times: int | None = None  # only the first N requests of a query get `status`; None: all
-    retry_after: str | None = None
-    hang_s: float = 0.0
-    empty: bool = False
-    duplicates: bool = False
-    near_duplicates: bool = False
-
-    def with_keywords(self, query: str) -> Behaviour:
-        """This behaviour, overridden by the fake: keywords in the query."""
-        b = self
-        for name, value in _KEYWORD.findall(query):
-            if name == "latency":
-                b = replace(b, latency_ms=int(float(value or 0)))
-            elif name == "hang":
-                b = replace(b, hang_s=float(value or 30))
-            elif name == "retry-after":
-                b = replace(b, retry_after=value or "1")
-            elif name == "empty":
-                b = replace(b, empty=True)
-            elif name == "dupes":
-                b = replace(b, duplicates=True)
-            elif name == "neardup":
-                b = replace(b, near_duplicates=True)
-        for code, times in _STATUS.findall(query):
-            b = replace(b, status=int(code), fail_times=int(times) if times else None)
-        return b
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str
-    query: str | None
-    headers: dict[str, str]
-    at: float
-
-
-@dataclass
-class _State:
-    behaviour: Behaviour = field(default_factory=Behaviour)
-    requests: list[RecordedRequest] = field(default_factory=list)
-    failures: dict[str, int] = field(default_factory=dict)
-    registered: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    pages: dict[str, tuple[FakePage | None, str]] = field(default_factory=dict)  # path -> (page, html)
-    disconnects: int = 0
-    in_flight: int = 0
-    max_in_flight: int = 0  # the most search requests it was working on at once
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    stopping: threading.Event = field(default_factory=threading.Event)
-
-
-def clean_query(query: str) -> str:
-    """The query without its fake: keywords."""
-    return " ".join(_KEYWORD.sub(" ", _STATUS.sub(" ", query)).split())
 
 
 def _terms(text: str) -> set[str]:
@@ -108,7 +46,7 @@ class FakeWebServer:
 
     def __init__(self, *, port: int = 0, host: str = "127.0.0.1", api_key: str | None = "fake-key") -> None:
         self.api_key = api_key
-        self._state = _State()
+        self._state = State()
         self._server = ThreadingHTTPServer((host, port), make_handler(self, self._state))
         self._server.daemon_threads = True
         self._server.handle_error = lambda *args: None  # type: ignore[method-assign]  # clients hang up
@@ -189,7 +127,9 @@ class FakeWebServer:
         )
 
     # --- search ----------------------------------------------------------------------------------
-    def results_for(self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]):
+    def results_for(
+        self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]
+    ) -> list[dict[str, Any]]:
         """Corpus pages ranked by term overlap with the query (registered results win)."""
         registered = self._state.registered.get(clean_query(query).casefold())
         if registered is not None:

@@ -70,7 +70,8 @@ class ScriptedLLM:
         self.complete_calls.append(CompleteCall(system, prompt))
         if callable(self.completions):
             return self.completions(system, prompt)
-        return _next(self.completions, len(self.complete_calls))
+        answer: str | None = _next(self.completions, len(self.complete_calls))
+        return answer
 
     def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         """Record the call and return the scripted object (text is parsed; no JSON object: None)."""

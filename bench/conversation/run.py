@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
-from backend.services.chat import ChatReply, ChatRequest
-from backend.services.container import Services
+from backend.chat.service import ChatReply, ChatRequest
+from backend.composition import Services
 from bench.common import log
 from bench.conversation.lists import DEMO_QUESTIONS, SMALL_TALK
 from bench.conversation.pairs import Pair

@@ -30,14 +30,14 @@ from typing import Any
 
 from backend.auth import Identity
 from backend.auth.identity import LOCAL_IDENTITY, SERVICE_IDENTITY, user_identity
+from backend.composition import Services
 from backend.config import Settings, get_settings
 from backend.db import migrations
 from backend.db.distribute import distribute
 from backend.errors import InvalidInput
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders import load_path
-from backend.services.container import Services
-from backend.services.search_types import SearchRequest
+from backend.search.types import SearchRequest
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.beir import Dataset, dataset_names, load_dataset, score_ranking
 from bench.common.db import scratch_database, services

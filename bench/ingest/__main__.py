@@ -36,13 +36,13 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from backend.composition import Services
 from backend.config import Settings
 from backend.db.connection import connect
 from backend.db.repositories import documents as documents_repo
+from backend.documents.bulk_load import BULK_DEFERRED_INDEX_METHODS, BulkLoad
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders import load_path
-from backend.services.bulk_load import BULK_DEFERRED_INDEX_METHODS, BulkLoad
-from backend.services.container import Services
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.db import scratch_database, services
 from bench.common.report import run_record, write_json

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from backend.composition import Services
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders import load_path
-from backend.services.container import Services
 from backend.text import clean_query, query_terms
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log, supabase_ref
 from bench.common.beir import Dataset, dataset_names, load_dataset, mean_scores, score_ranking

@@ -16,11 +16,13 @@ import numpy as np
 import psycopg
 
 from backend.auth import LOCAL_IDENTITY
+from backend.composition import Services
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.errors import InvalidInput
 from backend.retrieval.params import HybridParams, Mode
-from backend.services.container import Services
-from backend.services.retrieval import RetrievalService, SearchRequest
+from backend.search.policies import SearchPolicies
+from backend.search.service import RetrievalService
+from backend.search.types import SearchRequest
 from backend.text import query_terms
 from bench.common import supabase_ref
 
@@ -76,8 +78,13 @@ def build_runners(
     s = services.settings
     model = services.embedder.model_id
     params = HybridParams.from_settings(s)
+    rrf_settings = s.model_copy(update={"rag_rerank_similarity": "rrf"})
     rrf_service = RetrievalService(
-        services.db, services.embedder, s.model_copy(update={"rag_rerank_similarity": "rrf"})
+        services.db,
+        services.embedder,
+        rrf_settings,
+        policies=SearchPolicies.load(rrf_settings, embedder=services.embedder),
+        where=services.retrieval.where,
     )
     bm25 = bm25s.BM25()
     bm25.index(chunks.tokens, show_progress=False)

@@ -20,6 +20,7 @@ import numpy as np
 import psycopg
 
 from backend.auth.identity import LOCAL_IDENTITY
+from backend.composition import Services
 from backend.config import Settings
 from backend.db.repositories import retrieval as retrieval_repo
 from backend.embeddings import Embedder, LocalEmbedder
@@ -28,8 +29,7 @@ from backend.errors import InvalidInput
 from backend.ingest.loaders import load_path
 from backend.ingest.prepare import sha256
 from backend.retrieval.params import HybridParams
-from backend.services.container import Services
-from backend.services.retrieval import SearchRequest
+from backend.search.types import SearchRequest
 from backend.text import clean_query, query_terms
 from bench.common import CACHE_DIR, log
 from bench.common.beir import Dataset, load_dataset

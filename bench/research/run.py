@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.service import ChatRequest
+from backend.composition import Services, build_services
 from backend.ingest.loaders import load_path
 from backend.research import ResearchRequest
-from backend.services.chat import ChatRequest
-from backend.services.container import Services, build_services
 from bench.answers.scoring import contains_gold, load_answers, sample_ids
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.beir import dataset_names, load_dataset

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from backend import PROJECT_ROOT
+from backend.composition import build_services
 from backend.config import Settings
 from backend.embeddings import LocalEmbedder
 from backend.ingest.loaders import load_path
 from backend.llm.extractive import ExtractiveLLM
-from backend.services.container import build_services
 from bench.common import CACHE_DIR, DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.beir import dataset_names
 from bench.common.db import scratch_database

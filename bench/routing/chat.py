@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from backend.auth import LOCAL_IDENTITY
-from backend.services.chat import ChatRequest, ChatService
-from backend.services.container import Services
+from backend.chat.service import ChatRequest, ChatService
+from backend.composition import Services
 from bench.common import log
 from bench.routing.records import ChatRecord
 from bench.routing.split import Question

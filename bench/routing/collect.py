@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
-from backend.services.container import Services
-from backend.services.evidence import EvidenceOptions
-from backend.services.retrieval import SearchRequest
+from backend.chat.evidence import EvidenceOptions
+from backend.composition import Services
+from backend.search.types import SearchRequest
 from backend.text import query_terms
 from bench.common import log
 from bench.routing.records import QuestionRecord, search_record

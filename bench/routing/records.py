@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend.services.retrieval import ScoredChunk, SearchResult
+from backend.search.types import ScoredChunk, SearchResult
 from backend.text import detect_lang, normalize
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 
 from backend.auth import LOCAL_IDENTITY
+from backend.composition import Services
 from backend.ingest.loaders import load_path
-from backend.services.container import Services
-from backend.services.search_types import ScoredChunk, SearchRequest
+from backend.search.types import ScoredChunk, SearchRequest
 from bench.common import bench_settings, log
 from bench.common.beir import load_dataset
 from bench.common.db import scratch_database, services

@@ -20,10 +20,10 @@ import numpy as np
 
 from backend import PROJECT_ROOT
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.service import ChatRequest
+from backend.composition import Services
 from backend.embeddings import LocalEmbedder
 from backend.ingest.loaders import load_path
-from backend.services.chat import ChatRequest
-from backend.services.container import Services
 from backend.testing.fake_web import FakeWebServer
 from bench.common import RESULTS_DIR, bench_settings, log
 from bench.common.db import scratch_database, services

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from backend.retrieval.where_cues import document_cue
+from backend.where.cues import document_cue
 from bench.common import DATASETS_DIR
 from bench.where.measure import NoQuestions, dataset_rate, make_builder, question_files, scoping_rate
 from bench.where.scoping import NOW

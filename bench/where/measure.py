@@ -10,9 +10,9 @@ from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
 from backend.config import DEFAULT_METADATA_WHITELIST
-from backend.retrieval.filters import DATE_FIELDS, to_containment
-from backend.retrieval.where_builder import WhereBuilder
-from backend.retrieval.where_rules import Inferred, Vocabulary
+from backend.retrieval.filters import DATE_FIELDS, compile_filter
+from backend.where.builder import WhereBuilder
+from backend.where.rules import Inferred, Vocabulary
 from bench.common import bench_settings
 from bench.where.scoping import NOW, SCOPING, ZONE, expected_condition
 
@@ -57,7 +57,7 @@ def make_builder() -> WhereBuilder:
     return WhereBuilder(
         settings,
         lambda identity: VOCABULARY,
-        lambda filters: to_containment(filters, whitelist),
+        lambda filters: compile_filter(filters, whitelist),
         clock=lambda: NOW,
     )
 

@@ -8,7 +8,7 @@ set search_path = public, extensions;
 create or replace function public.match_documents(
     query_embedding vector,
     match_count integer default 10,
-    min_similarity double precision default 0.0,
+    min_similarity double precision default 0.3,
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
     ef_search integer default 100,

@@ -18,11 +18,11 @@ import pytest
 from backend import PROJECT_ROOT
 from backend.auth import Identity
 from backend.auth.identity import SERVICE_IDENTITY, user_identity
+from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.db import migrations
 from backend.db.connection import connect
-from backend.services.container import Services, build_services
-from backend.services.search_types import SearchRequest
+from backend.search.types import SearchRequest
 from backend.testing import HashingEmbedder, ScriptedLLM
 from backend.text import query_terms
 from tests.conftest import USER_TABLES

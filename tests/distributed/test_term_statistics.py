@@ -11,7 +11,7 @@ from collections import Counter
 import psycopg
 
 from backend.auth.identity import SERVICE_IDENTITY, user_identity
-from backend.services import documents as documents_service
+from backend.documents import service as documents_service
 from backend.text import query_terms
 from tests.distributed.corpus import USERS, corpus
 from tests.factories import loaded_document

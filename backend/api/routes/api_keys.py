@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
+from backend.api.api_key_schemas import ApiKeyCreatedOut, ApiKeyIn, ApiKeyOut
 from backend.api.deps import CurrentUser, ServicesDep
-from backend.api.schemas import ApiKeyCreatedOut, ApiKeyIn, ApiKeyOut
 
 router = APIRouter(prefix="/api-keys", tags=["api keys"])
 

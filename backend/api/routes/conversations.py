@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from fastapi import APIRouter, Query
 
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.schemas import MAX_OFFSET, ConversationOut, MessageOut
-from backend.services.conversations import list_conversations, read_messages
+from backend.chat.conversations import list_conversations, read_messages
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
@@ -19,7 +20,7 @@ def get_conversations(
     user: CurrentUser,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=MAX_OFFSET),
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     return list_conversations(services.db, identity=user, limit=limit, offset=offset)
 
 
@@ -28,5 +29,7 @@ def get_conversations(
     response_model=list[MessageOut],
     summary="Messages with their stored sources; a source whose text changed is marked stale",
 )
-def get_messages(conversation_id: uuid.UUID, services: ServicesDep, user: CurrentUser) -> list[dict]:
+def get_messages(
+    conversation_id: uuid.UUID, services: ServicesDep, user: CurrentUser
+) -> list[dict[str, Any]]:
     return read_messages(services.db, conversation_id=conversation_id, identity=user)

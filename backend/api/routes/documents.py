@@ -19,12 +19,12 @@ from backend.api.schemas import (
     IngestOutcomeOut,
     IngestSummaryOut,
 )
+from backend.documents import service as documents_service
+from backend.documents.ingestion import IngestSummary
 from backend.errors import InvalidInput, NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes
 from backend.ingest.sandbox import ParseLimits
-from backend.services import documents as documents_service
-from backend.services.ingestion import IngestSummary
 
 router = APIRouter(prefix="/documents", tags=["documents"])
 MAX_TEXT_OFFSET = 1_000_000_000  # past any document (MAX_DOCUMENT_CHARS): keeps the SQL in int range

@@ -17,9 +17,9 @@ from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.errors import OPENAI_ERROR_RESPONSES, error_payload, log_failure, openai_error
 from backend.api.limits import ChatLimit
 from backend.api.openai_schemas import ChatCompletionIn, ChatCompletionOut, ModelListOut
+from backend.chat.evidence import EvidenceOptions
 from backend.errors import NotFound
-from backend.services.evidence import EvidenceOptions
-from backend.services.openai_compat import CREATED, MODELS, CompletionRequest, split_messages
+from backend.openai_compat import CREATED, MODELS, CompletionRequest, split_messages
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
 HEARTBEAT = ": keep-alive\n\n"

@@ -8,9 +8,8 @@ from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import SearchLimit
 from backend.api.schemas import SearchHit, SearchIn, SearchOut, WebHitOut
 from backend.ingest.provenance import PROVENANCE_KEY, source_provenance
-from backend.services.retrieval import SearchRequest, log_search_done
-from backend.services.web_evidence import search_beyond
-from backend.telemetry.observe import observe_search
+from backend.search.types import SearchRequest
+from backend.search.web import search_with_web
 
 router = APIRouter(prefix="/search", tags=["search"])
 
@@ -28,14 +27,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         min_score=body.min_score,
         reranker=body.reranker,
     )
-    beyond = await search_beyond(
-        lambda: services.retrieval.search(request, identity=user),
-        body.query,
-        services.web,
-        services.settings,
-        body.web,
-        caller=user.cache_scope,
-    )
+    beyond = await search_with_web(services.retrieval, services.web, request, body.web, identity=user)
     result = beyond.search
     hits = [
         SearchHit(
@@ -52,8 +44,6 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         )
         for c in result.results
     ]
-    log_search_done(result)
-    observe_search(services.metrics, result, beyond.web)
     return SearchOut(
         query=result.query,
         mode=result.mode,

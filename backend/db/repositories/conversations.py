@@ -16,7 +16,8 @@ def create_conversation(conn: psycopg.Connection, *, owner_id: uuid.UUID | None,
         "insert into conversations (owner_id, title) values (%s, %s) returning id", (owner_id, title)
     ).fetchone()
     assert row is not None
-    return row[0]
+    created: uuid.UUID = row[0]
+    return created
 
 
 def conversation_exists(
@@ -59,7 +60,8 @@ def add_message(
     ).fetchone()
     conn.execute("update conversations set updated_at = now() where id = %s", (conversation_id,))
     assert row is not None
-    return row[0]
+    created: uuid.UUID = row[0]
+    return created
 
 
 def list_conversations(

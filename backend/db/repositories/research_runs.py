@@ -26,7 +26,8 @@ def create_run(
         (owner_id, question, preset, Jsonb(options), Jsonb(budget)),
     ).fetchone()
     assert row is not None
-    return row[0]
+    created: uuid.UUID = row[0]
+    return created
 
 
 def record_plan(conn: psycopg.Connection, *, run_id: uuid.UUID, plan: dict[str, Any]) -> None:

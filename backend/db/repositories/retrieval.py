@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import psycopg
@@ -11,7 +12,55 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from backend.errors import EmbeddingModelMismatch
-from backend.retrieval.params import HYBRID, MATCH, HybridParams
+from backend.retrieval.params import HYBRID, MATCH, TERMS, HybridParams
+
+
+@dataclass(frozen=True)
+class Prefetched:
+    """What one search reads in one snapshot: its candidate rows, the chunk count of each document they
+    come from (for confidence), and the query terms' (df, idf) as the full-text leg weighed them."""
+
+    rows: list[dict[str, Any]]
+    chunk_totals: dict[str, int]
+    term_stats: dict[str, tuple[int, float]]
+
+
+def prefetch(
+    conn: psycopg.Connection,
+    *,
+    leg: Literal["vector", "hybrid"],
+    query_text: str,
+    query_embedding: np.ndarray | None,
+    match_count: int,
+    filter: dict[str, Any],
+    embedding_model: str | None,
+    params: HybridParams,
+) -> Prefetched:
+    """Stage 1 of a search: match_documents (leg "vector") or hybrid_search, then the documents' chunk
+    counts and the terms' statistics. Call it in one snapshot, so that a document deleted or re-ingested
+    in between leaves no row whose document has no chunk count."""
+    if leg == "vector":
+        assert query_embedding is not None
+        rows = match_documents(
+            conn,
+            query_embedding=query_embedding,
+            match_count=match_count,
+            filter=filter,
+            embedding_model=embedding_model,
+            params=params,
+        )
+    else:
+        rows = hybrid_search(
+            conn,
+            query_text=query_text,
+            query_embedding=query_embedding,
+            match_count=match_count,
+            filter=filter,
+            embedding_model=embedding_model,
+            params=params,
+        )
+    totals = chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
+    return Prefetched(rows, totals, term_statistics(conn, query_text=query_text, params=params))
 
 
 def hybrid_search(
@@ -110,9 +159,17 @@ def similarities(
     return {int(r[0]): float(r[1]) for r in rows}
 
 
-def term_statistics(conn: psycopg.Connection, *, query_text: str) -> dict[str, tuple[int, float]]:
-    """Per query term: (chunks containing it, its idf), as hybrid_search's full-text leg weighs it."""
+def term_statistics(
+    conn: psycopg.Connection, *, query_text: str, params: HybridParams | None = None
+) -> dict[str, tuple[int, float]]:
+    """Per query term: (chunks containing it, its idf), as hybrid_search's full-text leg weighs it
+    (with `params`' common-term knobs; None: the SQL defaults)."""
     if not query_text.strip():
         return {}
-    row = conn.execute("select terms from public.hybrid_search_terms(%s)", (query_text,)).fetchone()
+    args = {"query_text": query_text, **(params.sql_args(TERMS) if params else {})}
+    named = sql.SQL(", ").join(
+        sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in args
+    )
+    statement = sql.SQL("select terms from public.hybrid_search_terms({})").format(named)
+    row = conn.execute(statement, args).fetchone()
     return {t["lexeme"]: (int(t["df"]), float(t["idf"])) for t in (row[0] if row else [])}

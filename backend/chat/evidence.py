@@ -1,0 +1,347 @@
+"""Evidence for one chat answer, gathered by one entry, `gather`, whose stages run in order: the main
+search (the web beside it when asked) -> the route its confidence decides -> the web when the route
+calls for it -> the relevance gate -> the gap supplement when the evidence is scarce -> one fusion ->
+exactly one truncation (seed: evidence-retention.md). The turn's budget is computed once, by the caller,
+and passed down.
+
+Design constraint 1 of the seed: truncation happens once. The relevance gate is part of the ranking
+(a candidate below it is not evidence at all), so it runs before the one truncation - the dynamic
+cut, or gap-protected fusion - and nothing is removed after it: a quota-protected gap chunk survives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import psycopg
+
+from backend.auth.identity import Identity
+from backend.budget import EvidenceBudget, budget_problem
+from backend.chat.diagnostics import (
+    BudgetOut,
+    EvidenceDiagnostics,
+    EvidenceOptionsOut,
+    GapDiagnostics,
+    PoolFusionOut,
+    RelevanceDiagnostics,
+    TruncationDiagnostics,
+)
+from backend.chat.fusion import fuse_pools_with_gap_protection
+from backend.chat.gap import generate_gap_queries, scarce
+from backend.confidence.routing import Route
+from backend.config import MAX_MATCH_COUNT, Settings
+from backend.errors import DomainError, InvalidInput
+from backend.llm import LLM
+from backend.retrieval.params import Mode
+from backend.search.diagnostics import WebDiagnostics
+from backend.search.service import RetrievalService
+from backend.search.types import ScoredChunk, SearchRequest, SearchResult
+from backend.search.web import WebChoice, search_beyond, web_passages
+from backend.web import WebSearch
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EvidenceOptions:
+    """Per-request retrieval options of a chat turn (seed 000 passes budgets per request).
+
+    None means the setting: top_k -> LOCAL_TOP_K (else RAG_TOP_K_MAX), step_top_k -> STEP_TOP_K,
+    write_top_k -> WRITE_TOP_K, mode -> hybrid, filters -> none.
+    """
+
+    mode: Mode | None = None
+    filters: dict[str, Any] | None = None
+    infer_filters: bool = False  # the main search reads filters in the question (WhereBuilder)
+    relax: bool | None = None
+    min_score: float | None = None  # every search of the turn drops results scoring below it
+    top_k: int | None = None
+    step_top_k: int | None = None
+    write_top_k: int | None = None
+    reranker: str | None = None  # None: RERANK_DEFAULT
+
+    def budget(self, settings: Settings) -> EvidenceBudget:
+        """The budget these options give, or a 422 naming the option that breaks a limit."""
+        local = self.top_k or settings.local_top_k or settings.rag_top_k_max
+        step = self.step_top_k or settings.step_top_k
+        write = self.write_top_k or settings.write_top_k
+        problem = budget_problem(
+            local, step, write, max_top_k=settings.search_max_top_k, max_match_count=MAX_MATCH_COUNT
+        )
+        if problem:
+            raise InvalidInput(problem)
+        return EvidenceBudget.compute(local, step, write)
+
+
+@dataclass
+class Evidence:
+    chunks: list[ScoredChunk]  # ranked against the question, relevant, truncated once to at most step_k
+    search: SearchResult  # the main search (its confidence decides gap supplement and clarify)
+    budget: EvidenceBudget
+    diagnostics: EvidenceDiagnostics
+    options: EvidenceOptions = field(default_factory=EvidenceOptions)
+    web: WebDiagnostics | None = None  # the web leg, when one ran
+
+    @property
+    def confidence(self) -> dict[str, Any]:
+        return self.search.confidence
+
+    @property
+    def route(self) -> Route:
+        return self.diagnostics.route
+
+
+@dataclass(frozen=True)
+class EvidenceSources:
+    """What evidence is gathered from: the documents (as the caller), the model, the web."""
+
+    retrieval: RetrievalService
+    llm: LLM
+    web: WebSearch
+    settings: Settings
+
+
+async def gather(
+    question: str,
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
+    choice: WebChoice,
+    *,
+    sources: EvidenceSources,
+    identity: Identity,
+) -> Evidence:
+    """The turn's evidence, every search as `identity`: the main search and the route its confidence
+    decides, with the web beside it (choice True) or after it (auto, when the route is web_fallback);
+    then the relevance gate, the gap supplement, one fusion and one truncation (select)."""
+    s = sources.settings
+    beyond = await search_beyond(
+        lambda: main_search(question, sources.retrieval, budget, options, identity=identity),
+        question,
+        sources.web,
+        s,
+        choice,
+        caller=identity.cache_scope,
+    )
+    passages = await asyncio.to_thread(
+        web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, s
+    )
+    if beyond.web is not None:
+        beyond.web.passages = len(passages)
+    evidence = await asyncio.to_thread(
+        select,
+        question,
+        beyond.search,
+        beyond.route,
+        passages,
+        options,
+        budget,
+        sources=sources,
+        identity=identity,
+    )
+    evidence.web = beyond.web
+    return evidence
+
+
+def main_search(
+    question: str,
+    retrieval: RetrievalService,
+    budget: EvidenceBudget,
+    options: EvidenceOptions,
+    *,
+    identity: Identity,
+) -> SearchResult:
+    """The turn's one main search, with the seed's recall budgets (its confidence decides the route)."""
+    return retrieval.search(
+        SearchRequest(
+            query=question,
+            top_k=budget.local_recall_k,
+            prefetch_k=budget.actual_recall,
+            dynamic=False,
+            mode=options.mode,
+            filters=options.filters,
+            infer_filters=options.infer_filters,
+            relax=options.relax,
+            min_score=options.min_score,
+            reranker=options.reranker,
+        ),
+        identity=identity,
+    )
+
+
+def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
+    """Evidence worth showing the model: shares a share of the query's terms, or is very close."""
+    return chunk.keyword_coverage >= settings.chat_min_keyword_coverage or (
+        chunk.similarity is not None and chunk.similarity >= settings.chat_min_similarity
+    )
+
+
+def select(
+    question: str,
+    search: SearchResult,
+    route: Route,
+    web: Sequence[ScoredChunk],
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
+    *,
+    sources: EvidenceSources,
+    identity: Identity,
+) -> Evidence:
+    """The evidence of a main search and web passages, truncated once (blocking: run it in a thread).
+
+    route "web_fallback" / "not_in_documents": the documents do not answer the question, so no local
+    chunk is evidence (a question the documents cannot answer is never answered from them): only the
+    web passages, if any.
+    """
+    started = time.perf_counter()
+    s, retrieval = sources.settings, sources.retrieval
+    beyond = route in ("web_fallback", "not_in_documents")
+    main = [] if beyond else search.results  # local_recall_k chunks, not yet truncated
+    relevant_main = [c for c in main if is_relevant(c, s)]
+    reason = None
+    if s.chat_gap_supplement_enabled and not beyond:
+        terms = search.diagnostics.query_terms
+        written = relevant_main[: budget.write_k]  # what the answer would be written from
+        reason = scarce(written, search.confidence, terms, search.term_stats, s.chat_gap_missing_idf_share)
+
+    if reason or web:
+        chunks, gap, truncation = _fused(
+            question, search, main, options, budget, sources, reason, identity, web
+        )
+        considered = gap.pool_fusion.total_reranked if gap.pool_fusion else len(chunks)
+        relevance = RelevanceDiagnostics(kept=len(chunks), dropped=considered - len(chunks))
+    else:
+        top_k_min = min(s.rag_top_k_min, budget.step_k)
+        keep = retrieval.dynamic_cut(relevant_main, top_k_min=top_k_min, top_k_max=budget.step_k)
+        chunks = relevant_main[:keep]
+        gap = GapDiagnostics(triggered=False, reason=None)
+        truncation = TruncationDiagnostics(by="dynamic_top_k", kept=keep, of=len(relevant_main))
+        relevance = RelevanceDiagnostics(kept=len(relevant_main), dropped=len(main) - len(relevant_main))
+    applied = EvidenceOptionsOut(
+        mode=search.mode,
+        filters=search.diagnostics.parameters.filters,
+        top_k=budget.local_top_k,
+        step_top_k=budget.step_k,
+        write_top_k=budget.write_k,
+    )
+    diagnostics = EvidenceDiagnostics(
+        options=applied,
+        route=route,
+        budget=BudgetOut(**asdict(budget)),
+        gap=gap,
+        truncation=truncation,
+        relevance=relevance,
+    )
+    evidence = Evidence(chunks, search, budget, diagnostics, options)
+    log_retrieval_done(evidence, started)
+    return evidence
+
+
+def _fused(
+    question: str,
+    search: SearchResult,
+    main: list[ScoredChunk],
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
+    sources: EvidenceSources,
+    reason: str | None,
+    identity: Identity,
+    web: Sequence[ScoredChunk],
+) -> tuple[list[ScoredChunk], GapDiagnostics, TruncationDiagnostics]:
+    """One fusion of the main pool with the protected pool: gap-search chunks (when the evidence is
+    scarce) and web passages. Both are what the main search missed, so both get the gap quota."""
+    s = sources.settings
+    gap_pool: list[ScoredChunk] = []
+    failed: list[str] = []
+    queries, method, gap_top_k = [], None, None
+    if reason:
+        generated = generate_gap_queries(
+            question, main[: budget.write_k], sources.llm, s.chat_gap_max_queries
+        )
+        queries, method, gap_top_k = generated.queries, generated.method, max(5, budget.step_k // 2)
+        for query in queries:
+            # Gap searches keep the main search's effective filter (inferred and relaxed as it was).
+            request = SearchRequest(
+                query=query,
+                top_k=gap_top_k,
+                dynamic=False,
+                mode=options.mode,
+                filters=_applied_where(search, options),
+                min_score=options.min_score,
+                reranker=options.reranker,
+            )
+            try:
+                gap_pool.extend(sources.retrieval.search(request, identity=identity).results)
+            except (DomainError, psycopg.Error) as exc:
+                logger.warning("[chat] gap supplement search failed for %r: %s", query, exc)
+                failed.append(query)
+    protected = [*gap_pool, *web]
+    fusion: dict[str, Any] = {}
+    chunks = fuse_pools_with_gap_protection(
+        main,
+        protected,
+        top_k=budget.step_k,
+        gap_ratio=s.chat_gap_ratio,
+        rank_pool_multiplier=s.chat_rank_pool_multiplier,
+        rerank=global_rerank(search, sources.retrieval, s, identity),
+        diag=fusion,
+    )
+    gap = GapDiagnostics(
+        triggered=reason is not None,
+        reason=reason,
+        queries=queries,
+        method=method,
+        top_k=gap_top_k,
+        failed=failed,
+        pool_fusion=PoolFusionOut(**fusion["pool_fusion"]),
+    )
+    truncation = TruncationDiagnostics(by="pool_fusion", kept=len(chunks), of=len(main) + len(protected))
+    return chunks, gap, truncation
+
+
+def _applied_where(search: SearchResult, options: EvidenceOptions) -> dict[str, Any] | None:
+    where = search.diagnostics.where
+    return (where.applied_where or None) if where is not None else options.filters
+
+
+def global_rerank(
+    search: SearchResult, retrieval: RetrievalService, settings: Settings, identity: Identity
+) -> Callable[[list[ScoredChunk]], list[ScoredChunk]]:
+    """Seed §四 Step 2: main and gap candidates scored together against the question (not against the
+    gap query that found them), best first; candidates below the relevance gate are left out."""
+
+    def rerank(items: list[ScoredChunk]) -> list[ScoredChunk]:
+        rescored = retrieval.rescore(search, items, identity=identity)
+        ranked = sorted(rescored, key=lambda c: -c.final_score)  # stable: main before gap on ties
+        return [c for c in ranked if is_relevant(c, settings)]
+
+    return rerank
+
+
+def log_retrieval_done(evidence: Evidence, started: float) -> None:
+    """Seed 000's retrieval-done line: one INFO line per chat retrieval, no document text."""
+    d, b = evidence.diagnostics, evidence.budget
+    fusion = d.gap.pool_fusion
+    logger.info(
+        "[chat] retrieval done | mode=%s | top_k=%d | step_top_k=%d | write_top_k=%d | chunks=%d | "
+        "sources=%s | route=%s | gap=%s | fusion(main=%s,gap=%s,out=%s) | truncation=%s | "
+        "confidence=%s | %.0fms",
+        evidence.search.mode,
+        b.local_top_k,
+        b.step_k,
+        b.write_k,
+        len(evidence.chunks),
+        ",".join(sorted({c.kind for c in evidence.chunks})) or "none",
+        d.route,
+        "yes" if d.gap.triggered else "no",
+        fusion.main_in if fusion else len(evidence.search.results),
+        fusion.gap_in if fusion else 0,
+        len(evidence.chunks),
+        d.truncation.by,
+        evidence.confidence.get("confidence_level"),
+        (time.perf_counter() - started) * 1000,
+    )

@@ -1,0 +1,337 @@
+"""Chat: one turn reads prepare -> answer -> record. Prepare rewrites a follow-up, gathers the evidence
+(backend/chat/evidence.py: the documents and, when they do not answer, the web) and builds the numbered
+context; answer is the model's (or a fixed reply that needs none); record validates the citations and
+stores the turn.
+
+The turn is async: blocking work (the database, the local embedding model, the LLM SDK) runs in worker
+threads, while the web leg runs on the event loop under a soft deadline (backend/web/softwait.py), so a
+slow provider never holds a thread or the answer past WEB_SOFT_WAIT_MS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from backend.auth.identity import Identity
+from backend.chat.assist import AssistTools
+from backend.chat.citations import Cited, cite
+from backend.chat.context import BuiltContext, ContextBuilder
+from backend.chat.conversations import recent_turns
+from backend.chat.diagnostics import (
+    ChatDiagnostics,
+    CitationDiagnostics,
+    ConfidenceSummary,
+    RewriteDiagnostics,
+)
+from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather
+from backend.chat.record import ChatReply, reply_to_dict, save_turn
+from backend.chat.rewrite import Rewrite, rewrite_followup
+from backend.config import Settings
+from backend.db.database import Database
+from backend.errors import InvalidInput
+from backend.llm import LLM, Turn, load_prompt
+from backend.llm.base import ToolCallingLLM
+from backend.llm.token_count import EstimateCounter
+from backend.search.observe import observe_answer
+from backend.search.service import RetrievalService
+from backend.search.types import ScoredChunk, SearchResult
+from backend.search.web import WebChoice
+from backend.telemetry import Metrics
+from backend.text import detect_lang
+from backend.web import WebSearch
+
+RELATED_DOCUMENTS = 3  # a "not in the documents" reply lists this many closest documents, uncited
+
+__all__ = ["ChatReply", "ChatRequest", "ChatService", "reply_to_dict"]
+
+
+@dataclass
+class ChatRequest:
+    message: str
+    conversation_id: uuid.UUID | None = None
+    options: EvidenceOptions = field(default_factory=EvidenceOptions)
+    # auto: the web only when the documents do not hold the answer; True: always (in parallel with
+    # the local search); False: never (no provider is called).
+    web: WebChoice = "auto"
+
+
+@dataclass(frozen=True)
+class FixedReply:
+    """A reply that needs no model: a clarification question, or "not in the documents"."""
+
+    text: str
+    kind: Literal["clarify", "not_found"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreparedTurn:
+    identity: Identity
+    message: str  # the user's message, stripped
+    asked: str  # the message as sent: what the model answers
+    conversation_id: uuid.UUID | None  # None: created with the first messages, atomically
+    history: list[Turn]
+    rewrite: Rewrite
+    evidence: Evidence
+    context: BuiltContext  # the first write_k evidence chunks, numbered [1..m], within the token budget
+    extra: list[ScoredChunk]  # further evidence, numbered after the context, kept for citation resolution
+    fixed: FixedReply | None
+    tools: AssistTools | None  # assist mode: the searches the model may run while answering
+    started: float
+
+    def numbered(self) -> list[ScoredChunk]:
+        """Every citable source in its number's order (the model's own searches last)."""
+        return [*self.context.chunks, *self.extra, *(self.tools.found if self.tools else [])]
+
+
+class ChatService:
+    """One chat turn: the evidence pipeline, generation and persistence."""
+
+    def __init__(
+        self,
+        db: Database,
+        retrieval: RetrievalService,
+        llm: LLM,
+        settings: Settings,
+        web: WebSearch,
+        *,
+        context_builder: ContextBuilder | None = None,
+    ) -> None:
+        self.db = db
+        self.retrieval = retrieval
+        self.llm = llm
+        self.settings = settings
+        self.web = web
+        self.metrics: Metrics = retrieval.metrics
+        self.context_builder = context_builder or ContextBuilder(
+            settings, EstimateCounter(settings.context_estimate_margin, self.metrics), self.metrics
+        )
+        self.sources = EvidenceSources(retrieval, llm, web, settings)
+
+    async def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
+        """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
+        turn = await self._prepare(request, identity)
+        if turn.fixed is not None:
+            return await asyncio.to_thread(self._record, turn, turn.fixed.text)
+        answer = await asyncio.to_thread(lambda: "".join(self._answer(turn)))
+        return await asyncio.to_thread(self._record, turn, answer)
+
+    async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
+        """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
+        turn = await self._prepare(request, identity)
+        if turn.fixed is not None:
+            text = turn.fixed.text
+            yield {"type": "delta", "text": text}
+        else:
+            parts = []
+            async for delta in _in_threads(self._answer(turn)):
+                parts.append(delta)
+                yield {"type": "delta", "text": delta}
+            text = "".join(parts)
+        reply = await asyncio.to_thread(self._record, turn, text)
+        yield {"type": "done", **reply_to_dict(reply)}
+
+    # --- prepare ---------------------------------------------------------------------------------
+
+    async def _prepare(self, request: ChatRequest, identity: Identity) -> PreparedTurn:
+        started = time.perf_counter()
+        message = self._checked(request.message)
+        budget = request.options.budget(self.settings)  # the turn's one budget; a bad option is a 422 now
+        history = await asyncio.to_thread(self._history, request.conversation_id, identity)
+        rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm)
+        evidence = await gather(
+            rewrite.query, request.options, budget, request.web, sources=self.sources, identity=identity
+        )
+        fixed = self._fixed_reply(message, evidence)
+        chunks = evidence.chunks if fixed is None or fixed.kind != "not_found" else _related(evidence.search)
+        context = await asyncio.to_thread(
+            self.context_builder.build,
+            chunks[: budget.write_k],
+            scope=identity.cache_scope,
+            question=message,
+            history=history,
+        )
+        extra = _extra(chunks[budget.write_k :], context)
+        tools = None
+        if fixed is None and self.settings.chat_assist_tools and isinstance(self.llm, ToolCallingLLM):
+            tools = AssistTools(
+                retrieval=self.retrieval,
+                web=self.web,
+                loop=asyncio.get_running_loop(),
+                settings=self.settings,
+                identity=identity,
+                question=evidence.search,
+                options=request.options,
+                pack=[*context.chunks, *extra],
+                offer_web=request.web is not False,
+            )
+        return PreparedTurn(
+            identity=identity,
+            message=message,
+            asked=request.message,
+            conversation_id=request.conversation_id,
+            history=history,
+            rewrite=rewrite,
+            evidence=evidence,
+            context=context,
+            extra=extra,
+            fixed=fixed,
+            tools=tools,
+            started=started,
+        )
+
+    def _checked(self, message: str) -> str:
+        message = message.strip()
+        if not message:
+            raise InvalidInput("message is empty")
+        if len(message) > self.settings.max_query_chars:
+            raise InvalidInput(
+                f"message has {len(message)} characters; the limit is {self.settings.max_query_chars}"
+            )
+        return message
+
+    def _history(self, conversation_id: uuid.UUID | None, identity: Identity) -> list[Turn]:
+        if conversation_id is None:
+            return []
+        with self.db.as_user(identity, read_only=True) as conn:
+            return recent_turns(
+                conn,
+                conversation_id=conversation_id,
+                identity=identity,
+                limit=self.settings.chat_history_turns,
+            )
+
+    def _fixed_reply(self, message: str, evidence: Evidence) -> FixedReply | None:
+        """The reply that needs no model: a clarification question (two documents compete), or "not in
+        the documents" (nothing relevant, or the documents do not answer and the web added nothing)."""
+        if evidence.route == "clarify" and evidence.chunks:
+            return FixedReply(_clarification(message, evidence), "clarify")
+        if not evidence.chunks:
+            return FixedReply(_not_in_documents(message), "not_found")
+        return None
+
+    # --- answer ----------------------------------------------------------------------------------
+
+    def _answer(self, turn: PreparedTurn) -> Iterator[str]:
+        """The model's answer deltas (blocking): with the assist tools when the model can call them."""
+        if turn.tools is not None and isinstance(self.llm, ToolCallingLLM):
+            return self.llm.answer_with_tools(turn.asked, turn.context.sources, turn.history, turn.tools)
+        return self.llm.answer(turn.asked, turn.context.sources, turn.history)
+
+    # --- record ----------------------------------------------------------------------------------
+
+    def _record(self, turn: PreparedTurn, raw_answer: str) -> ChatReply:
+        """The answer's citations validated, the turn stored as its caller, the reply and its metrics."""
+        answerable = turn.fixed is None
+        cited = cite(raw_answer, turn.numbered(), answerable=answerable, in_context=len(turn.context.chunks))
+        generator = turn.fixed.kind if turn.fixed else self.llm.generator
+        diagnostics = self._diagnostics(turn, cited, generator)
+        with self.db.as_user(turn.identity) as conn:
+            conversation_id, message_id = save_turn(
+                conn,
+                identity=turn.identity,
+                conversation_id=turn.conversation_id,
+                message=turn.message,
+                answer=cited.answer,
+                sources=cited.sources,
+                metadata=_metadata(turn, diagnostics, generator),
+            )
+        diagnostics.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
+        evidence = turn.evidence
+        observe_answer(
+            self.metrics, turn.context.chunks if answerable else [], evidence.web, evidence.search.reranker
+        )
+        return ChatReply(conversation_id, message_id, cited.answer, cited.sources, generator, diagnostics)
+
+    def _diagnostics(self, turn: PreparedTurn, cited: Cited, generator: str) -> ChatDiagnostics:
+        answerable, evidence = turn.fixed is None, turn.evidence
+        confidence = evidence.confidence
+        return ChatDiagnostics(
+            rewrite=RewriteDiagnostics(query=turn.rewrite.query, method=turn.rewrite.method),
+            retrieval=evidence.search.diagnostics,
+            evidence=evidence.diagnostics,
+            web=evidence.web,
+            tool_calls=turn.tools.calls if turn.tools else [],
+            confidence=ConfidenceSummary.model_validate(
+                {k: confidence.get(k) for k in ConfidenceSummary.model_fields}
+            ),
+            context=turn.context.report(
+                self.settings, shown=len(turn.context.chunks) if answerable else 0, extra=len(turn.extra)
+            ),
+            citations=CitationDiagnostics(valid=sorted(cited.cited), invalid_removed=cited.removed),
+            clarify=turn.fixed is not None and turn.fixed.kind == "clarify",
+            generator=generator,
+            llm=self.llm.name if generator == self.llm.generator else None,
+        )
+
+
+def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) -> dict[str, Any]:
+    """What the stored answer keeps of its turn (messages.metadata)."""
+    evidence = turn.evidence
+    return {
+        "generator": generator,
+        "route": evidence.route,
+        "rewrite": diagnostics.rewrite.model_dump(),
+        "citations": diagnostics.citations.model_dump(),
+        "clarify": diagnostics.clarify,
+        "gap_queries": evidence.diagnostics.gap.queries,
+        "options": evidence.diagnostics.options.model_dump(mode="json"),
+        "web": evidence.web.model_dump(mode="json") if evidence.web else None,
+        "tool_calls": turn.tools.calls if turn.tools else [],
+        "confidence": evidence.confidence,
+    }
+
+
+def _extra(rest: list[ScoredChunk], context: BuiltContext) -> list[ScoredChunk]:
+    """Evidence beyond write_k that the context does not hold already (by chunk or by text)."""
+    in_context = {c.chunk_id for c in context.chunks}
+    seen = {c.content_hash for c in context.chunks}
+    extra = []
+    for chunk in rest:
+        if chunk.chunk_id not in in_context and chunk.content_hash not in seen:
+            seen.add(chunk.content_hash)
+            extra.append(chunk)
+    return extra
+
+
+def _clarification(message: str, evidence: Evidence) -> str:
+    """Seed: need_hitl -> ask which of the top candidate documents the user means."""
+    titles = [p["title"] or p["parent_id"] for p in evidence.confidence.get("top_parents", [])[:3]]
+    name = "clarify_zh" if detect_lang(message) == "zh" else "clarify_en"
+    joiner = "、" if name == "clarify_zh" else ", "
+    return load_prompt(name).render(
+        candidates=joiner.join(f"《{t}》" if joiner == "、" else t for t in titles)
+    )
+
+
+def _not_in_documents(message: str) -> str:
+    name = "not_found_zh" if detect_lang(message) == "zh" else "not_found_en"
+    return load_prompt(name).render().strip()
+
+
+def _related(search: SearchResult) -> list[ScoredChunk]:
+    """The closest documents' best chunks, listed (uncited) under a "not in the documents" reply."""
+    related: list[ScoredChunk] = []
+    for chunk in search.results:
+        if chunk.document_id not in {c.document_id for c in related}:
+            related.append(chunk)
+    return related[:RELATED_DOCUMENTS]
+
+
+async def _in_threads(deltas: Iterator[str]) -> AsyncIterator[str]:
+    """A blocking generator (an LLM SDK's stream) consumed one item per worker-thread hop, so the event
+    loop stays free; closing this iterator (the client went away) closes the generator too."""
+    try:
+        while True:
+            item = await asyncio.to_thread(next, deltas, None)
+            if item is None:
+                return
+            yield item
+    finally:
+        close = getattr(deltas, "close", None)
+        if close is not None:
+            await asyncio.to_thread(close)

@@ -1,0 +1,324 @@
+"""Ingestion: loaded documents -> chunks with jieba tokens and embeddings, idempotent and atomic.
+
+Per group of documents: (1) prepare (chunk, segment, metadata) in Python; (2) compare with what is
+stored, in a short read; (3) embed only what the embedding cache lacks, holding no connection while the
+provider works; (4) write the changed documents in one transaction, with one upsert of their rows, one
+DELETE of their old chunks and one binary COPY of the new ones. A provider failure in (3) writes
+nothing for the group, so the previous version of every document stays.
+
+Bulk mode (`ingest(bulk=True)`, `python -m backend ingest --bulk`) runs the whole load in one
+transaction: the HNSW and GIN indexes of chunks are dropped before the first write and rebuilt from
+their catalogued definitions at the end, and term statistics are refreshed once. It holds an ACCESS
+EXCLUSIVE lock on chunks until it commits (searches wait); any failure rolls everything back.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import psycopg
+
+from backend.auth.identity import Identity, cache_scope
+from backend.config import Settings
+from backend.db.database import Database
+from backend.db.repositories import documents as documents_repo
+from backend.documents.bulk_load import BulkLoad, BulkLoadStats
+from backend.documents.embedding_store import embed_with_cache, forget_embeddings
+from backend.embeddings import Embedder
+from backend.errors import DomainError, InvalidInput, ProviderError
+from backend.ingest.documents import LoadedDocument, LoadFailure
+from backend.ingest.prepare import PreparedChunk, PreparedDocument, prepare_document
+
+logger = logging.getLogger(__name__)
+
+Status = Literal["created", "updated", "unchanged", "failed"]
+# Metadata keys that change on every run and must not make a document look changed.
+_VOLATILE_KEYS = ("created_at",)
+
+
+@dataclass
+class DocumentOutcome:
+    external_id: str
+    title: str
+    source: str
+    status: Status
+    document_id: uuid.UUID | None = None
+    chunks: int = 0
+    error: str | None = None
+
+
+@dataclass
+class IngestSummary:
+    outcomes: list[DocumentOutcome] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_from_cache: int = 0
+    seconds: float = 0.0
+    bulk: BulkLoadStats | None = None  # None: not bulk mode, or nothing needed writing
+
+    def count(self, status: Status) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s: self.count(s) for s in ("created", "updated", "unchanged", "failed")}
+
+    @property
+    def failures(self) -> list[DocumentOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+
+ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
+
+
+class IngestionService:
+    """Turns LoadedDocuments into stored, searchable chunks."""
+
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.settings = settings
+
+    def ingest(
+        self,
+        items: Iterable[LoadedDocument | LoadFailure],
+        *,
+        identity: Identity | None,
+        atomic: bool = False,
+        bulk: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> IngestSummary:
+        """Ingest documents as `identity` (RLS decides what it may write; a user's documents are
+        theirs and private, the service's public), or with identity None as the backend's own role
+        (the CLI: public documents). atomic=True: all or nothing (the API's batch); else commit per
+        group.
+
+        bulk=True: one transaction with deferred index maintenance (module docstring), as the
+        backend's own role only; a provider failure then raises and nothing is stored, as with atomic.
+        """
+        if bulk and identity is not None:
+            raise InvalidInput("bulk loads run as the backend's own role (the CLI), not as a user")
+        started = time.perf_counter()
+        summary = IngestSummary()
+        groups = (
+            [self._prepare_all(items, summary, strict=atomic)] if atomic else self._groups(items, summary)
+        )
+        if bulk:
+            try:
+                with self.db.owner() as conn, conn.transaction():
+                    load = BulkLoad(conn, self.settings)
+                    self._ingest_groups(
+                        groups, identity, summary, on_progress, raise_provider_errors=True, bulk=load
+                    )
+                    summary.bulk = load.finish()
+            except ProviderError as exc:
+                raise ProviderError(f"bulk load rolled back, nothing was stored: {exc}") from exc
+        else:
+            self._ingest_groups(groups, identity, summary, on_progress, raise_provider_errors=atomic)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def _ingest_groups(
+        self,
+        groups: Iterable[list[PreparedDocument]],
+        identity: Identity | None,
+        summary: IngestSummary,
+        on_progress: ProgressCallback | None,
+        *,
+        raise_provider_errors: bool,
+        bulk: BulkLoad | None = None,
+    ) -> None:
+        aborted: str | None = None
+        for group in groups:
+            if aborted:
+                summary.outcomes.extend(self._failed(d, aborted) for d in group)
+                continue
+            try:
+                self._ingest_group(group, identity, summary, bulk)
+            except ProviderError as exc:
+                if raise_provider_errors:
+                    raise
+                aborted = f"not stored: the embedding provider failed ({exc})"
+                summary.outcomes.extend(self._failed(d, aborted) for d in group)
+            if on_progress:
+                on_progress(summary, sum(len(d.chunks) for d in group))
+
+    # --- preparation (pure Python) ---------------------------------------------------------------
+
+    def _groups(
+        self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary
+    ) -> Iterator[list[PreparedDocument]]:
+        group: list[PreparedDocument] = []
+        chunk_total = 0
+        for prepared in self._prepare_each(items, summary, strict=False):
+            group.append(prepared)
+            chunk_total += len(prepared.chunks)
+            if chunk_total >= self.settings.ingest_embed_batch_size:
+                yield group
+                group, chunk_total = [], 0
+        if group:
+            yield group
+
+    def _prepare_all(
+        self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary, strict: bool
+    ) -> list[PreparedDocument]:
+        return list(self._prepare_each(items, summary, strict=strict))
+
+    def _prepare_each(
+        self, items: Iterable[LoadedDocument | LoadFailure], summary: IngestSummary, strict: bool
+    ) -> Iterator[PreparedDocument]:
+        seen: set[str] = set()
+        for item in items:
+            if isinstance(item, LoadFailure):
+                if strict:
+                    raise InvalidInput(f"{item.source}: {item.reason}")
+                summary.outcomes.append(
+                    DocumentOutcome(item.source, "", item.source, "failed", error=item.reason)
+                )
+                continue
+            try:
+                prepared = self.prepare(item)
+                if prepared.external_id in seen:
+                    raise InvalidInput(f"external_id {prepared.external_id!r} appears twice in this batch")
+                seen.add(prepared.external_id)
+            except DomainError as exc:
+                if strict:
+                    raise
+                ident = item.external_id or item.filename or item.source
+                summary.outcomes.append(
+                    DocumentOutcome(ident, item.title, item.source, "failed", error=str(exc))
+                )
+                continue
+            yield prepared
+
+    def prepare(self, doc: LoadedDocument) -> PreparedDocument:
+        """Validate, chunk, segment and describe one document (no I/O)."""
+        return prepare_document(doc, self.settings)
+
+    # --- storage ---------------------------------------------------------------------------------
+
+    def _ingest_group(
+        self,
+        group: list[PreparedDocument],
+        identity: Identity | None,
+        summary: IngestSummary,
+        bulk: BulkLoad | None,
+    ) -> None:
+        model = self.embedder.model_id
+        owner_id = identity.user_id if identity is not None else None
+        with self._transaction(identity, bulk) as conn:
+            existing = documents_repo.find_existing(
+                conn, owner_id=owner_id, external_ids=[d.external_id for d in group]
+            )
+        changed: list[PreparedDocument] = []
+        for doc in group:
+            old = existing.get(doc.external_id)
+            if old is not None and self._unchanged(doc, old, model):
+                summary.outcomes.append(
+                    DocumentOutcome(
+                        doc.external_id, doc.title, doc.source, "unchanged", old.id, old.chunk_count
+                    )
+                )
+            else:
+                if old is not None and "created_at" in old.metadata:
+                    doc.metadata["created_at"] = old.metadata["created_at"]
+                    for c in doc.chunks:
+                        c.metadata["created_at"] = old.metadata["created_at"]
+                changed.append(doc)
+        if not changed:
+            return
+        scope = cache_scope(owner_id)
+        vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope)
+        if bulk is not None:
+            bulk.start()
+        with self._transaction(identity, bulk) as conn:
+            self._write(conn, changed, vectors, owner_id, summary)
+        self._forget_replaced(changed, existing, scope)
+
+    @contextmanager
+    def _transaction(self, identity: Identity | None, bulk: BulkLoad | None) -> Iterator[psycopg.Connection]:
+        """The bulk load's connection (chunks may be locked for everyone else); else one transaction
+        as the writer (RLS applies), or as the backend's own role for identity None."""
+        if bulk is not None:
+            yield bulk.conn
+        elif identity is None:
+            with self.db.owner() as conn, conn.transaction():
+                yield conn
+        else:
+            with self.db.as_user(identity) as conn:
+                yield conn
+
+    def _write(
+        self,
+        conn: psycopg.Connection,
+        changed: list[PreparedDocument],
+        vectors: dict[str, np.ndarray],
+        owner_id: uuid.UUID | None,
+        summary: IngestSummary,
+    ) -> None:
+        written = documents_repo.write_documents(
+            conn,
+            owner_id=owner_id,
+            embedding_model=self.embedder.model_id,
+            documents=[(doc.row(), doc.chunk_rows(vectors)) for doc in changed],
+        )
+        for doc, w in zip(changed, written, strict=True):
+            status: Status = "created" if w.created else "updated"
+            summary.outcomes.append(
+                DocumentOutcome(doc.external_id, doc.title, doc.source, status, w.id, len(doc.chunks))
+            )
+
+    @staticmethod
+    def _unchanged(doc: PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+        def stable(meta: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in meta.items() if k not in _VOLATILE_KEYS}
+
+        return (
+            old.content_hash == doc.content_hash
+            and stable(old.metadata) == stable(doc.metadata)
+            and old.embedding_models == (model,)
+            and old.chunk_count == len(doc.chunks)
+        )
+
+    def _forget_replaced(
+        self,
+        changed: list[PreparedDocument],
+        existing: dict[str, documents_repo.ExistingDocument],
+        scope: uuid.UUID,
+    ) -> None:
+        """Drop from the writer's cache scope the texts of replaced chunks that no new chunk uses, so
+        that deleting the document later leaves none of its earlier versions behind (the trigger of
+        migration 020 erases what its chunks reference then). After the write; should a bulk load roll
+        back, the old chunks' texts are embedded again by their next change (cost only)."""
+        kept = {c.embed_hash for d in changed for c in d.chunks}
+        replaced = {h for d in changed if (old := existing.get(d.external_id)) for h in old.embed_hashes}
+        forget_embeddings(self.db.pool, scope=scope, hashes=replaced - kept)
+
+    def _embeddings(
+        self, chunks: Sequence[PreparedChunk], summary: IngestSummary, scope: uuid.UUID
+    ) -> dict[str, np.ndarray]:
+        """Vectors for every chunk: from the writer's cache scope or the shared one, else from the
+        provider (then cached in the writer's scope)."""
+        wanted = {c.embed_hash: c.embed_text for c in chunks}
+        # The cache is the backend's own (migrations 013, 020): read and written on the backend's pool,
+        # never as a user, in the scopes this writer may see.
+        vectors, embedded = embed_with_cache(
+            self.db.pool,
+            self.embedder,
+            wanted,
+            scope=scope,
+            batch_size=self.settings.ingest_embed_batch_size,
+        )
+        summary.chunks_embedded += len(embedded)
+        summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in embedded)
+        return vectors
+
+    @staticmethod
+    def _failed(doc: PreparedDocument, reason: str) -> DocumentOutcome:
+        return DocumentOutcome(doc.external_id, doc.title, doc.source, "failed", error=reason)

@@ -1,0 +1,1 @@
+"""Search: one question against the chunks a caller may read (and the web leg beside it)."""

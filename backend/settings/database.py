@@ -1,0 +1,48 @@
+"""The database: where it is, its pools, its migrations.
+
+A section of backend.config.Settings: its fields keep their environment names (the field name in
+upper case)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class DatabaseSettings(BaseModel):
+    # --- database -------------------------------------------------------------------------------
+    database_url: str = Field(default="", description="Empty: start the embedded PostgreSQL.")
+    database_read_url: str = Field(
+        default="", description="A read replica for searches; empty: searches use DATABASE_URL."
+    )
+    database_pooler: Literal["session", "transaction"] | None = Field(
+        default=None,
+        description="transaction: a transaction-mode pooler (Supabase port 6543, pgbouncer) is in front, "
+        "so no server-side prepared statements and no session settings. None: transaction when the "
+        "URL's port is 6543, else session.",
+    )
+    embedded_db_dir: Path = Path("./.data/postgres")
+    db_pool_min_size: int = Field(default=1, ge=1)
+    db_pool_max_size: int = Field(default=10, ge=1)
+    db_statement_timeout_ms: int = Field(default=30_000, ge=0)
+    auto_migrate: bool | None = Field(
+        default=None,
+        description="Apply pending migrations when the API or a CLI command starts. None: on for the "
+        "embedded database, off for DATABASE_URL (deploys migrate explicitly: `db upgrade`, "
+        "`alembic upgrade head` or `supabase db push`).",
+    )
+    # A local Citus cluster (`python -m backend cluster`, `make test-distributed`; docs/scaling.md).
+    citus_src: Path | None = Field(
+        default=None, description="A Citus source folder to build against the embedded PostgreSQL."
+    )
+    citus_build_dir: Path = Field(
+        default=Path("./.data/citus-build"),
+        description="Citus builds, one per commit and PostgreSQL version.",
+    )
+    cluster_dir: Path = Path("./.data/cluster")
+    cluster_port: int = Field(
+        default=55432, ge=1024, le=65000, description="Coordinator; workers: the next ports."
+    )
+    cluster_workers: int = Field(default=2, ge=1, le=16)
