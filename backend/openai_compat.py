@@ -32,6 +32,7 @@ from backend.chat.service import ChatRequest, ChatService, reply_to_dict
 from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo
 from backend.errors import InvalidInput
+from backend.llm.base import Sampling
 from backend.llm.token_count import EstimateCounter
 from backend.research.service import ResearchService
 from backend.research.types import ResearchRequest
@@ -70,6 +71,7 @@ class CompletionRequest:
     options: EvidenceOptions = field(default_factory=EvidenceOptions)
     web: WebChoice = "auto"
     conversation_id: uuid.UUID | None = None  # pgrag.conversation_id: continue this one explicitly
+    sampling: Sampling | None = None  # temperature / max_tokens, for the generator (chat models)
 
 
 def split_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[ClientTurn], str]:
@@ -177,6 +179,7 @@ class OpenAICompat:
             conversation_id=conversation_id,
             options=request.options,
             web=request.web,
+            sampling=request.sampling,
         )
 
     def research_request(

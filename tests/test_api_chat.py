@@ -220,7 +220,7 @@ def test_a_database_failure_after_the_200_ends_the_stream_with_an_error_event(
 
 
 def test_an_unexpected_failure_mid_stream_is_an_error_event_without_internals(corpus, scripted_llm):
-    def answer(question, sources, history=()):
+    def answer(question, sources, history=(), sampling=None):
         yield "考拉"
         raise RuntimeError("/srv/app/secret.py line 3: boom")
 

@@ -25,6 +25,7 @@ from backend.llm import (
     format_sources,
     load_prompt,
 )
+from backend.llm.base import Sampling
 from backend.llm.extractive import MAX_SENTENCE_CHARS
 from backend.llm.usage import metering
 from backend.testing import ScriptedLLM
@@ -307,6 +308,15 @@ def test_gemini_reports_an_answer_without_text(fake_gemini: FakeGemini) -> None:
     fake_gemini.reply_stream(finish="SAFETY")
     with pytest.raises(ProviderError, match="no text.*SAFETY"):
         list(gemini(fake_gemini).answer("q", KANGAROO))
+
+
+def test_gemini_answer_takes_the_clients_temperature_and_token_limit(fake_gemini: FakeGemini) -> None:
+    fake_gemini.reply_stream("澳洲南部[7]")
+    list(gemini(fake_gemini).answer("它分布在哪里？", KANGAROO, (), Sampling(temperature=0.3, max_tokens=99)))
+    _, body, _ = fake_gemini.requests[0]
+    assert body["generationConfig"]["temperature"] == 0.3
+    assert body["generationConfig"]["maxOutputTokens"] == 99
+    assert body["systemInstruction"]["parts"][0]["text"] == load_prompt("answer_system").render()
 
 
 def test_gemini_does_not_retry_once_text_was_streamed() -> None:

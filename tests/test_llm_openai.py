@@ -14,7 +14,7 @@ import pytest
 from backend.config import Settings
 from backend.errors import ProviderError
 from backend.llm import OpenAICompatibleLLM, SourceText, Turn, create_llm, load_prompt
-from backend.llm.base import ToolSpec
+from backend.llm.base import Sampling, ToolSpec
 from backend.llm.usage import metering
 from backend.testing.fake_openai import FakeOpenAI
 
@@ -74,6 +74,17 @@ def test_answer_streams_the_deltas_with_the_history_and_counts_the_streamed_usag
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
     assert body["messages"][0]["content"] == load_prompt("answer_system").render()
     assert '<source n="7">\n尤金袋鼠 > 分布\n尤金袋鼠分布在澳洲南部岛屿' in body["messages"][-1]["content"]
+
+
+def test_a_clients_temperature_and_token_limit_reach_the_server(fake_openai):
+    fake_openai.reply("澳洲南部[7]")
+    fake_openai.reply("澳洲南部[7]")
+    list(llm(fake_openai).answer("它分布在哪里？", KANGAROO, (), Sampling(temperature=0.2, max_tokens=64)))
+    list(llm(fake_openai).answer("它分布在哪里？", KANGAROO))
+    first, default = (r.body for r in fake_openai.requests)
+    assert (first["temperature"], first["max_tokens"]) == (0.2, 64)
+    assert "temperature" not in default
+    assert "max_tokens" not in default
 
 
 def test_a_server_that_refuses_stream_options_still_streams_and_is_not_asked_again(fake_openai):

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from backend.api.app import create_app
 from backend.llm import ExtractiveLLM
+from backend.llm.base import Sampling
 from tests.auth_tokens import FakeAuthServer, es256, mint
 from tests.fake_http import serve
 from tests.test_research_api import DOCS
@@ -130,6 +131,21 @@ def test_a_follow_up_in_resent_history_continues_the_conversation_like_chat(api)
         "/chat", json={"message": "那它这本书的作者是谁？", "conversation_id": chat1["conversation_id"]}
     )
     assert content(turn2).split("\n\n---\n")[0] == chat2.json()["answer"]
+
+
+def test_temperature_and_max_tokens_reach_the_generator(make_services, scripted_llm):
+    services = make_services()
+    with TestClient(create_app(services=services)) as http:
+        assert http.post("/documents/batch", json={"documents": DOCS}).status_code == 200
+        client = sdk(http)
+        ask(client, [{"role": "user", "content": "考拉吃什么？"}], temperature=0.2, max_tokens=64)
+        ask(client, [{"role": "user", "content": "考拉吃什么？"}], max_completion_tokens=32)
+        ask(client, [{"role": "user", "content": "考拉吃什么？"}])
+    assert [c.sampling for c in scripted_llm.calls] == [
+        Sampling(temperature=0.2, max_tokens=64),
+        Sampling(temperature=None, max_tokens=32),
+        None,
+    ]
 
 
 def test_a_history_pgrag_never_saw_starts_a_conversation_seeded_with_it(api):

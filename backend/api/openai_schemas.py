@@ -66,8 +66,8 @@ class ChatCompletionIn(BaseModel):
     )
     messages: list[MessageIn] = Field(min_length=1, max_length=500)
     stream: bool = False
-    temperature: float | None = Field(default=None, ge=0, le=2, description="accepted; see docs/openai.md")
-    max_tokens: int | None = Field(default=None, ge=1, description="accepted; see docs/openai.md")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="for the answer's generator")
+    max_tokens: int | None = Field(default=None, ge=1, description="the answer's output-token limit")
     max_completion_tokens: int | None = Field(default=None, ge=1)
     n: int | None = Field(default=None, ge=1, le=1, description="one choice only")
     pgrag: PgragOptionsIn | None = None

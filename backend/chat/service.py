@@ -35,7 +35,7 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
-from backend.llm.base import ToolCallingLLM
+from backend.llm.base import Sampling, ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
 from backend.search.observe import observe_answer
 from backend.search.service import RetrievalService
@@ -58,6 +58,8 @@ class ChatRequest:
     # auto: the web only when the documents do not hold the answer; True: always (in parallel with
     # the local search); False: never (no provider is called).
     web: WebChoice = "auto"
+    # What the client asked of the generator (the OpenAI API's temperature / max_tokens); None: defaults.
+    sampling: Sampling | None = None
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ class ChatService:
         turn = await self._prepare(request, identity)
         if turn.fixed is not None:
             return await asyncio.to_thread(self._record, turn, turn.fixed.text)
-        answer = await asyncio.to_thread(lambda: "".join(self._answer(turn)))
+        answer = await asyncio.to_thread(lambda: "".join(self._answer(turn, request.sampling)))
         return await asyncio.to_thread(self._record, turn, answer)
 
     async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
@@ -128,7 +130,7 @@ class ChatService:
             yield {"type": "delta", "text": text}
         else:
             parts = []
-            async for delta in _in_threads(self._answer(turn)):
+            async for delta in _in_threads(self._answer(turn, request.sampling)):
                 parts.append(delta)
                 yield {"type": "delta", "text": delta}
             text = "".join(parts)
@@ -216,11 +218,13 @@ class ChatService:
 
     # --- answer ----------------------------------------------------------------------------------
 
-    def _answer(self, turn: PreparedTurn) -> Iterator[str]:
+    def _answer(self, turn: PreparedTurn, sampling: Sampling | None) -> Iterator[str]:
         """The model's answer deltas (blocking): with the assist tools when the model can call them."""
         if turn.tools is not None and isinstance(self.llm, ToolCallingLLM):
-            return self.llm.answer_with_tools(turn.asked, turn.context.sources, turn.history, turn.tools)
-        return self.llm.answer(turn.asked, turn.context.sources, turn.history)
+            return self.llm.answer_with_tools(
+                turn.asked, turn.context.sources, turn.history, turn.tools, sampling
+            )
+        return self.llm.answer(turn.asked, turn.context.sources, turn.history, sampling)
 
     # --- record ----------------------------------------------------------------------------------
 

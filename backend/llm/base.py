@@ -25,6 +25,15 @@ class Turn:
     content: str
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """What a client asked of the generator for one answer (the OpenAI API's temperature / max_tokens);
+    None: the provider's own setting. A generator that samples nothing (extractive) ignores it."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
 class LLM(Protocol):
     """A generator of cited answers, plus free-form completions for helper tasks."""
 
@@ -32,7 +41,11 @@ class LLM(Protocol):
     generator: str  # "gemini" | "openai_compatible" | "extractive" | "scripted", shown to users
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Yield text deltas of an answer that cites `sources` as [n]; never called without sources."""
         ...
@@ -72,7 +85,12 @@ class ToolCallingLLM(Protocol):
     """An LLM that can search on its own while answering (assist mode)."""
 
     def answer_with_tools(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn], tools: Tools
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn],
+        tools: Tools,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Like answer(), but the model may call `tools` first (at most tools.max_calls times)."""
         ...

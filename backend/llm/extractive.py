@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from backend.llm.base import SourceText, Turn
+from backend.llm.base import Sampling, SourceText, Turn
 from backend.llm.question_types import offers
 from backend.llm.ranking import Ranked, rank_sentences
 from backend.llm.sentences import split_sentences
@@ -44,9 +44,14 @@ class ExtractiveLLM:
     generator = "extractive"
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
-        """Yield the chosen pieces, one delta each, each followed by its [n] marker."""
+        """Yield the chosen pieces, one delta each, each followed by its [n] marker (it samples nothing:
+        `sampling` does not apply)."""
         previous = ""
         for piece in _select_pieces(question, sources):
             # Chinese sentences run on; a space separates any pair involving another language.

@@ -15,7 +15,7 @@ from google.genai import types
 
 from backend.config import Settings
 from backend.errors import ProviderError
-from backend.llm.base import SourceText, Tools, ToolSpec, Turn
+from backend.llm.base import Sampling, SourceText, Tools, ToolSpec, Turn
 from backend.llm.parsing import parse_json
 from backend.llm.prompts import format_sources, load_prompt
 from backend.llm.usage import report_tokens
@@ -64,24 +64,36 @@ class GeminiLLM:
         )
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Stream an answer grounded in `sources`, citing them as [n]."""
         prompt = load_prompt("answer_user").render(question=question, sources=format_sources(sources))
         contents = [*_history_contents(history), _content("user", prompt)]
-        return self._stream(contents)
+        return self._stream(contents, _sampled(self._answer_config, sampling))
 
     def answer_with_tools(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn], tools: Tools
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn],
+        tools: Tools,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Assist mode: the model may call `tools` (function calling) before it answers; each call's result
         is read back to it, at most tools.max_calls calls; then the answer streams as in answer()."""
         prompt = load_prompt("answer_user").render(question=question, sources=format_sources(sources))
         contents = [*_history_contents(history), _content("user", prompt)]
-        config = types.GenerateContentConfig(
-            system_instruction=self._answer_config.system_instruction,
-            tools=[types.Tool(function_declarations=[_declaration(spec) for spec in tools.specs])],
-            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        config = _sampled(
+            types.GenerateContentConfig(
+                system_instruction=self._answer_config.system_instruction,
+                tools=[types.Tool(function_declarations=[_declaration(spec) for spec in tools.specs])],
+                automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+            ),
+            sampling,
         )
         calls_made = 0
         while calls_made < tools.max_calls:
@@ -252,3 +264,15 @@ def _no_text_reason(response: types.GenerateContentResponse | None) -> str:
     if response.candidates and response.candidates[0].finish_reason:
         return f"finish reason: {response.candidates[0].finish_reason}"
     return "no candidates"
+
+
+def _sampled(config: types.GenerateContentConfig, sampling: Sampling | None) -> types.GenerateContentConfig:
+    """`config` with the client's temperature and output-token limit, where it set them."""
+    if sampling is None:
+        return config
+    update: dict[str, float | int] = {}
+    if sampling.temperature is not None:
+        update["temperature"] = sampling.temperature
+    if sampling.max_tokens is not None:
+        update["max_output_tokens"] = sampling.max_tokens
+    return config.model_copy(update=update)

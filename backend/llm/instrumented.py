@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from backend.errors import ProviderError
-from backend.llm.base import LLM, SourceText, ToolCallingLLM, Tools, Turn
+from backend.llm.base import LLM, Sampling, SourceText, ToolCallingLLM, Tools, Turn
 from backend.telemetry.metrics import Metrics
 
 
@@ -25,9 +25,13 @@ class InstrumentedLLM:
         self._metrics = metrics
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
-        return self._timed(lambda: self.inner.answer(question, sources, history))
+        return self._timed(lambda: self.inner.answer(question, sources, history, sampling))
 
     def complete(self, system: str, prompt: str) -> str | None:
         try:
@@ -58,11 +62,16 @@ class InstrumentedToolLLM(InstrumentedLLM):
     """The same for a model that can call tools while answering (assist mode)."""
 
     def answer_with_tools(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn], tools: Tools
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn],
+        tools: Tools,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         inner = self.inner
         assert isinstance(inner, ToolCallingLLM)
-        return self._timed(lambda: inner.answer_with_tools(question, sources, history, tools))
+        return self._timed(lambda: inner.answer_with_tools(question, sources, history, tools, sampling))
 
 
 def instrument_llm(llm: LLM, metrics: Metrics) -> LLM:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from backend.config import Settings
 from backend.errors import ProviderError
-from backend.llm.base import SourceText, Tools, ToolSpec, Turn
+from backend.llm.base import Sampling, SourceText, Tools, ToolSpec, Turn
 from backend.llm.openai_client import OpenAIClient, UpstreamError
 from backend.llm.openai_stream import (
     ThinkFilter,
@@ -103,18 +103,27 @@ class OpenAICompatibleLLM:
         self._system = load_prompt("answer_system").render()
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Stream an answer grounded in `sources`, citing them as [n]."""
-        return self._stream(self._answer_messages(question, sources, history))
+        return self._stream(self._answer_messages(question, sources, history), sampling=sampling)
 
     def answer_with_tools(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn], tools: Tools
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn],
+        tools: Tools,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Assist mode: the model may call `tools` before it answers (at most tools.max_calls calls);
         each round streams, and the first text delta of a round makes it the answer."""
         if not self._traits.tools:
-            yield from self.answer(question, sources, history)
+            yield from self.answer(question, sources, history, sampling)
             return
         messages = self._answer_messages(question, sources, history)
         declared = [_declaration(spec) for spec in tools.specs]
@@ -122,13 +131,13 @@ class OpenAICompatibleLLM:
         while calls_made < tools.max_calls:
             found = ToolCalls()
             try:
-                answered = yield from self._stream_round(messages, declared, "auto", found)
+                answered = yield from self._stream_round(messages, declared, "auto", found, sampling)
             except UpstreamError as exc:
                 if calls_made or exc.status not in _REFUSED:
                     raise
                 log.warning("%s refused function calling (%s); answering without tools", self._label, exc)
                 self._traits.tools = False
-                yield from self.answer(question, sources, history)
+                yield from self.answer(question, sources, history, sampling)
                 return
             if answered:
                 return
@@ -143,7 +152,7 @@ class OpenAICompatibleLLM:
             calls_made += len(calls)
         # The call budget is spent (or the model stopped without text): it answers from what it has,
         # the tools still declared (the history holds its calls) but no more calls allowed.
-        yield from self._stream(messages, declared, "none")
+        yield from self._stream(messages, declared, "none", sampling=sampling)
 
     def complete(self, system: str, prompt: str) -> str | None:
         """One non-streamed generation; None when the model returned no text."""
@@ -200,9 +209,11 @@ class OpenAICompatibleLLM:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | None = None,
+        *,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """The text of one streamed completion; ProviderError when there is none."""
-        answered = yield from self._stream_round(messages, tools, tool_choice, None)
+        answered = yield from self._stream_round(messages, tools, tool_choice, None, sampling)
         if not answered:
             raise ProviderError(f"{self._label} returned no text")
 
@@ -212,11 +223,16 @@ class OpenAICompatibleLLM:
         tools: list[dict[str, Any]] | None,
         tool_choice: str | None,
         found: ToolCalls | None,
+        sampling: Sampling | None = None,
     ) -> Generator[str, None, bool]:
         """Stream one completion: text deltas are yielded, tool-call deltas (when `found` collects them
         and no text came first) assembled into `found`. Returns whether text was yielded. Retried until
         the first text is out, never after (what a user has seen cannot be taken back)."""
         body: dict[str, Any] = {"model": self.name, "messages": messages, "stream": True}
+        if sampling is not None and sampling.temperature is not None:
+            body["temperature"] = sampling.temperature
+        if sampling is not None and sampling.max_tokens is not None:
+            body["max_tokens"] = sampling.max_tokens
         if tools:
             body |= {"tools": tools, "tool_choice": tool_choice or "auto"}
         attempt = 0

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.llm.base import SourceText, Turn
+from backend.llm.base import Sampling, SourceText, Turn
 from backend.llm.parsing import parse_json
 
 AnswerScript = Callable[[str, Sequence[SourceText], Sequence[Turn]], str]
@@ -23,6 +23,7 @@ class AnswerCall:
     question: str
     sources: tuple[SourceText, ...]
     history: tuple[Turn, ...]
+    sampling: Sampling | None = None
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,14 @@ class ScriptedLLM:
     json_calls: list[JsonCall] = field(default_factory=list)
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         """Record the call, then yield the scripted answer in several deltas."""
-        self.calls.append(AnswerCall(question, tuple(sources), tuple(history)))
+        self.calls.append(AnswerCall(question, tuple(sources), tuple(history), sampling))
         return self._stream(len(self.calls), question, sources, history)
 
     def complete(self, system: str, prompt: str) -> str | None:

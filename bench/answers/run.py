@@ -32,7 +32,7 @@ from backend.chat.service import ChatReply, ChatRequest
 from backend.composition import Services, build_services
 from backend.config import Settings
 from backend.ingest.loaders import load_path
-from backend.llm.base import LLM, SourceText, Turn
+from backend.llm.base import LLM, Sampling, SourceText, Turn
 from backend.llm.extractive import ExtractiveLLM
 from bench.answers.report import render
 from bench.answers.scoring import Judged, as_record, judge, load_answers, sample_ids, summarise
@@ -76,10 +76,14 @@ class RecordingLLM:
         self.last_sources: list[SourceText] = []
 
     def answer(
-        self, question: str, sources: Sequence[SourceText], history: Sequence[Turn] = ()
+        self,
+        question: str,
+        sources: Sequence[SourceText],
+        history: Sequence[Turn] = (),
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
         self.last_sources = list(sources)
-        return self.inner.answer(question, sources, history)
+        return self.inner.answer(question, sources, history, sampling)
 
     def complete(self, system: str, prompt: str) -> str | None:
         return self.inner.complete(system, prompt)

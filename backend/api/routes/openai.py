@@ -19,6 +19,7 @@ from backend.api.limits import ChatLimit
 from backend.api.openai_schemas import ChatCompletionIn, ChatCompletionOut, ModelListOut
 from backend.chat.evidence import EvidenceOptions
 from backend.errors import NotFound
+from backend.llm.base import Sampling
 from backend.openai_compat import CREATED, MODELS, CompletionRequest, split_messages
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
@@ -62,6 +63,7 @@ async def chat_completions(
         ),
         web=extra.web if extra else "auto",
         conversation_id=extra.conversation_id if extra else None,
+        sampling=_sampling(body),
     )
     if not body.stream:
         return await services.openai.complete(request, user)
@@ -89,3 +91,11 @@ async def _frames(first: dict[str, Any], events: AsyncIterator[dict[str, Any]]) 
 def _data(event: dict[str, Any]) -> str:
     chunk = {k: v for k, v in event.items() if k != "type"}
     return f"data: {json.dumps(chunk, ensure_ascii=False, default=str)}\n\n"
+
+
+def _sampling(body: ChatCompletionIn) -> Sampling | None:
+    """The client's temperature and output-token limit (max_completion_tokens wins over max_tokens)."""
+    max_tokens = body.max_completion_tokens or body.max_tokens
+    if body.temperature is None and max_tokens is None:
+        return None
+    return Sampling(temperature=body.temperature, max_tokens=max_tokens)
