@@ -106,6 +106,13 @@ def snapshot(page: Page, name: str, tmp_path: Path) -> None:
         shutil.copyfile(shot, SCREENSHOTS / name)
 
 
+def open_chat(page: Page, url: str) -> None:
+    """The chat page once it has started: it focuses the message box last, after its first requests
+    (client config, conversations) are answered. Typing before that is lost on a slow machine."""
+    page.goto(url + "/")
+    expect(page.locator("#composer-input")).to_be_focused(timeout=30_000)
+
+
 def ask(page: Page, question: str) -> None:
     """Type and send with Enter; wait until the streamed answer is complete."""
     box = page.get_by_role("textbox")
@@ -120,7 +127,7 @@ def test_a_chinese_question_streams_a_cited_answer_whose_sources_open_and_surviv
     demo, page: Page, tmp_path
 ):
     url, _ = demo
-    page.goto(url + "/")
+    open_chat(page, url)
     expect(page.get_by_role("heading", name="向你的文档提问")).to_be_visible()
     expect(page.locator("#library")).to_have_text("文档库中共有 6 篇文档")
     snapshot(page, "empty.png", tmp_path)
@@ -181,7 +188,7 @@ def test_a_chinese_question_streams_a_cited_answer_whose_sources_open_and_surviv
 
 def test_an_over_long_question_gets_the_servers_4xx_message_and_stays_editable(demo, page: Page):
     url, _ = demo
-    page.goto(url + "/")
+    open_chat(page, url)
     box = page.get_by_role("textbox")
     question = "问" * 2001
     box.fill(question)
@@ -200,7 +207,7 @@ def test_a_source_whose_document_changed_is_marked_stale_after_a_reload(demo, pa
     url, services = demo
     content = "尤金袋鼠是袋鼠科中细小的成员，分布在澳洲南部岛屿及西岸地区。它们在夜间活动，以草为食。"
     ingest_public(services, external_id="page-test-wallaby", title="尤金袋鼠", content=content)
-    page.goto(url + "/")
+    open_chat(page, url)
     ask(page, "尤金袋鼠分布在哪些地区？")
     answer = page.locator(".msg.assistant").last
     expect(answer.locator(".sources")).to_contain_text("尤金袋鼠")
@@ -223,7 +230,7 @@ def test_a_source_whose_document_was_deleted_says_so_without_its_passage(demo, p
     url, services = demo
     content = "袋熊的粪便是立方体形状的，这让它们可以在岩石上标记领地而不滚落。"
     ingest_public(services, external_id="page-test-wombat", title="袋熊", content=content)
-    page.goto(url + "/")
+    open_chat(page, url)
     ask(page, "袋熊的粪便是什么形状？")
     answer = page.locator(".msg.assistant").last
     expect(answer.locator(".sources")).to_contain_text("袋熊")
@@ -248,7 +255,7 @@ def test_on_a_phone_in_english_the_drawer_answer_and_panel_fit_the_screen(demo, 
     context = open_context(browser, locale="en-US", viewport=PHONE)
     page = context.new_page()
     errors = PageErrors(page)
-    page.goto(url + "/")
+    open_chat(page, url)
     expect(page.get_by_role("heading", name="Ask your documents")).to_be_visible()
     expect(page.locator("#sidebar")).to_be_hidden()
     menu = page.get_by_role("button", name="Conversations")
@@ -375,7 +382,7 @@ def test_research_mode_follows_the_progress_events_and_cites_the_report(demo, br
     page.route("**/client-config", _with_research)
     requests: list[Any] = []
     page.route("**/research", lambda route: _replay_research(route, requests))
-    page.goto(url + "/")
+    open_chat(page, url)
     page.get_by_label("Deep research").check()
     page.get_by_role("textbox").fill("How are searches tuned and cited?")
     page.get_by_role("textbox").press("Enter")
@@ -465,7 +472,7 @@ def test_a_clarify_reply_offers_the_competing_documents_as_choices(demo, page: P
     page.route(
         "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
     )
-    page.goto(url + "/")
+    open_chat(page, url)
     page.get_by_role("textbox").fill("怎么配置？")
     page.get_by_role("textbox").press("Enter")
     answer = page.locator(".msg.assistant").last
@@ -506,7 +513,7 @@ def test_a_web_source_whose_url_is_not_http_is_shown_as_text_never_a_link(demo, 
     page.route(
         "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
     )
-    page.goto(url + "/")
+    open_chat(page, url)
     page.get_by_role("textbox").fill("网页怎么说？")
     page.get_by_role("textbox").press("Enter")
     answer = page.locator(".msg.assistant").last
@@ -544,7 +551,7 @@ def test_a_sources_page_slide_or_rows_are_shown_beside_it(demo, page: Page):
     page.route(
         "**/chat", lambda route: route.fulfill(headers={"Content-Type": "text/event-stream"}, body=body)
     )
-    page.goto(url + "/")
+    open_chat(page, url)
     page.get_by_role("textbox").fill("在哪一页？")
     page.get_by_role("textbox").press("Enter")
     answer = page.locator(".msg.assistant").last
@@ -580,7 +587,7 @@ def _sse(events: list[tuple[str, Any]]) -> str:
 
 def test_the_api_keys_dialog_shows_a_new_key_once_and_revokes_it(demo, page: Page):
     url, _ = demo
-    page.goto(url + "/")
+    open_chat(page, url)
     page.get_by_role("button", name="API 密钥").click()
     dialog = page.get_by_role("dialog", name="API 密钥")
     expect(dialog.locator(".key-list")).to_contain_text("还没有密钥")
