@@ -101,6 +101,12 @@ class MissingCredentials(Unauthorized):
     oauth_error = None
 
 
+class LocalSearchTimeout(DomainError, TimeoutError):
+    """The search of the caller's documents ran past WEB_LOCAL_TIMEOUT_S beside a web leg."""
+
+    status_code = 504
+
+
 class AuthUnavailable(DomainError):
     """Credentials cannot be checked right now (the sign-in keys are unreachable): not the caller's fault."""
 

@@ -4,6 +4,8 @@ the documents answer costs no provider call, web=false never calls one."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -179,3 +181,24 @@ def test_a_web_result_holding_unstorable_text_is_cleaned_not_a_500_at_the_final_
     assert web["title"] == "大熊猫食谱"
     stored = client.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
     assert [s["title"] for s in stored["sources"] if s["kind"] == "web"] == ["大熊猫食谱"]
+
+
+@pytest.mark.parametrize("web", [True, "auto"])
+def test_a_local_search_past_its_limit_is_a_504_that_says_so(web_chat, web):
+    """Beside a web leg (web: true) and before one (auto), the local search has a hard limit; past it the
+    turn is a 504 naming WEB_LOCAL_TIMEOUT_S, never a 500, and nothing is stored."""
+    client = web_chat(web_local_timeout_s=0.3)
+    retrieval = client.app.state.services.retrieval
+    search = retrieval.search
+
+    def slow(*args, **kwargs):
+        time.sleep(1.5)
+        return search(*args, **kwargs)
+
+    retrieval.search = slow
+    response = client.post("/chat", json={"message": INSIDE, "web": web})
+    assert response.status_code == 504, response.text
+    assert "WEB_LOCAL_TIMEOUT_S" in response.json()["detail"]
+    assert response.json()["error"] == "LocalSearchTimeout"
+    retrieval.search = search
+    assert client.get("/conversations").json() == []

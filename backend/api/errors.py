@@ -44,7 +44,8 @@ _ERROR_STATUSES = {
     500: "Internal error (logged with the request id)",
     502: "An upstream provider (embeddings, LLM) failed after retries",
     503: "The database or the sign-in keys are unreachable",
-    504: "A database statement took longer than DB_STATEMENT_TIMEOUT_MS",
+    504: "A database statement took longer than DB_STATEMENT_TIMEOUT_MS, or the search of the documents "
+    "longer than WEB_LOCAL_TIMEOUT_S beside a web leg",
 }
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": text} for status, text in _ERROR_STATUSES.items()

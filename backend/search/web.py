@@ -22,6 +22,7 @@ from backend.auth.identity import Identity
 from backend.confidence.routing import Route, route_for
 from backend.config import Settings
 from backend.embeddings import Embedder
+from backend.errors import LocalSearchTimeout
 from backend.ingest.chunking import chunk_text
 from backend.ingest.prepare import embedding_text, sha256
 from backend.search.diagnostics import WebDiagnostics
@@ -78,8 +79,13 @@ async def search_beyond(
     if use_web and choice is True:
         outcome = await soft_wait(asyncio.to_thread(local), web.legs(query, caller=caller), budget)
         if outcome.local is None:
-            raise TimeoutError("local retrieval took longer than WEB_LOCAL_TIMEOUT_S")
+            raise _local_timeout(settings)
         search = outcome.local
+    elif use_web:  # auto: the web may follow, so the local search has the same hard limit
+        try:
+            search = await asyncio.wait_for(asyncio.to_thread(local), settings.web_local_timeout_s)
+        except TimeoutError as exc:
+            raise _local_timeout(settings) from exc
     else:
         search = await asyncio.to_thread(local)
     route = route_for(search.confidence, settings, web_available=use_web)
@@ -89,6 +95,14 @@ async def search_beyond(
         return Beyond(search, route, [], None)
     kept = dedup_against_local(search.candidates, outcome.web, settings)
     return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
+
+
+def _local_timeout(settings: Settings) -> LocalSearchTimeout:
+    limit = settings.web_local_timeout_s
+    return LocalSearchTimeout(
+        f"the search of your documents took longer than WEB_LOCAL_TIMEOUT_S ({limit:g} s); "
+        "try again, or narrow the question (filters)"
+    )
 
 
 async def search_with_web(
