@@ -30,6 +30,18 @@ def test_cors_answers_only_the_allowed_origins(make_services):
     assert "x-request-id" in response.headers["access-control-expose-headers"].lower()
 
 
+def test_a_browser_mcp_client_passes_the_preflight_of_an_allowed_origin(make_services):
+    client = make_client(make_services, cors_origins=["https://chat.example.com"])
+    preflight = {
+        "Origin": "https://chat.example.com",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+    }
+    allowed = client.options("/mcp", headers=preflight)
+    assert allowed.status_code == 200
+    assert "mcp-protocol-version" in allowed.headers["access-control-allow-headers"].lower()
+
+
 def test_without_an_allow_list_no_cross_origin_call_is_allowed(client):
     response = client.get("/health", headers={"Origin": "https://chat.example.com"})
     assert "access-control-allow-origin" not in response.headers

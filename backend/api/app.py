@@ -88,8 +88,15 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
             CORSMiddleware,
             allow_origins=resolved.cors_origins,
             allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", REQUEST_ID_HEADER],
-            expose_headers=[REQUEST_ID_HEADER, "Retry-After"],
+            # MCP clients in a browser (POST /mcp) send the protocol version and, with sessions, an id
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                REQUEST_ID_HEADER,
+                "Mcp-Protocol-Version",
+                "Mcp-Session-Id",
+            ],
+            expose_headers=[REQUEST_ID_HEADER, "Retry-After", "Mcp-Session-Id"],
             max_age=600,
         )
     app.add_middleware(RequestId)
