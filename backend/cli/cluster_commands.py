@@ -185,16 +185,11 @@ def redistribute_after_upgrade(url: str) -> None:
     function installs its single-node body, which would query other shards."""
     import psycopg
 
-    from backend.db.distribute import distribute
+    from backend.db.distribute import distribute, is_distributed
 
     with psycopg.connect(url) as conn:
-        if conn.execute("select to_regclass('pg_catalog.pg_dist_partition')").fetchone() == (None,):
-            return  # not Citus
-        distributed = conn.execute(
-            "select exists (select 1 from pg_dist_partition "
-            "where logicalrelid = to_regclass('public.documents'))"
-        ).fetchone()
-    if distributed and distributed[0]:
+        distributed = is_distributed(conn)
+    if distributed:
         print("citus: the database is distributed; re-applying sql/citus/ (db distribute)")
         distribute(url, log=lambda _m: None)
 

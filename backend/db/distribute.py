@@ -60,6 +60,16 @@ def citus_version(conn: psycopg.Connection) -> str | None:
     return row[0] if row else None
 
 
+def is_distributed(conn: psycopg.Connection) -> bool:
+    """Whether this database runs Citus with pgrag's tables distributed (False on plain PostgreSQL)."""
+    if conn.execute("select to_regclass('pg_catalog.pg_dist_partition')").fetchone() == (None,):
+        return False
+    row = conn.execute(
+        "select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass('public.documents'))"
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def prepare_database(conn: psycopg.Connection) -> int:
     """The database settings on the coordinator and every worker; returns the worker count.
 
