@@ -45,7 +45,11 @@
 --                          estimate, then at most this + 1 ids read through indexes, and the
 --                          distance of each computed) instead of walking HNSW, which is both
 --                          exact and faster for a small scope.
---                          0 always walks HNSW. Only a filter or row-level security makes a scope.
+--                          0 always walks HNSW. Only a filter, row-level security or collections
+--                          make a scope.
+--   collections            narrows the search to the chunks of these team collections (migration 024);
+--                          null searches everything the caller may read. A collection the caller is no
+--                          member of adds nothing (the policies and search_scope_scan's rule).
 --   match_df_budget        the match uses the rarest terms while their document frequencies add up
 --                          to at most this; when the rarest alone exceeds it, the chunks containing
 --                          both of the two rarest terms. It bounds the rows the leg scores on large
@@ -89,7 +93,7 @@ drop function if exists public.hybrid_search(
 drop function if exists public.hybrid_search(
     text, vector, integer, double precision, double precision, integer, jsonb, text, integer, integer,
     double precision, integer, double precision, integer, integer, integer
-);
+);  -- before 025: no collections
 
 create or replace function public.hybrid_search(
     query_text text,
@@ -107,7 +111,8 @@ create or replace function public.hybrid_search(
     length_norm double precision default 0.5,
     match_df_budget integer default 2000,
     filtered_ef_search integer default 200,
-    exact_scan_threshold integer default 3000
+    exact_scan_threshold integer default 3000,
+    collections uuid[] default null
 )
 returns table (
     id bigint,
@@ -187,19 +192,21 @@ begin
     if not use_text and not use_vector then
         return;
     end if;
-    if exact_scan_threshold > 0 and (compiled.path is not null or row_security) then
+    if exact_scan_threshold > 0 and (compiled.path is not null or row_security or collections is not null) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
         from public.search_scope_scan(exact_scan_threshold,
                                       case when use_vector then query_embedding end, dims,
                                       query_embedding_model, leg_count,
                                       case when compiled.residual then compiled.path end, compiled.vars,
                                       compiled.dates, compiled.containment, compiled.created_from,
-                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until,
+                                      collections) s;
         exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam
-        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security then ef_search
+        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security and collections is null
+             then ef_search
              else filtered_ef_search end,
         leg_count)::text, true);
 
@@ -209,6 +216,6 @@ begin
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until, scope_nearest, scope_distances;
+          compiled.updated_until, scope_nearest, scope_distances, collections;
 end;
 $$;

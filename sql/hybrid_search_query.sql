@@ -8,7 +8,8 @@
 -- per query term, $13 each term's idf, $14 length normalisation b, $15 average chunk length in lexemes,
 -- $16 the scope's chunk ids (exact only), $17 - $24 the compiled filter (search_filter()): $17 the
 -- path when residual (else null), $18 vars, $19 dates, $20 containment, $21 / $22 created_from /
--- created_until, $23 / $24 updated_from / updated_until, $25 / $26 the scope's nearest ids and their
+-- created_until, $23 / $24 updated_from / updated_until, $27 the collections a search is narrowed to
+-- (uuid[], null: no narrowing; migration 025), $25 / $26 the scope's nearest ids and their
 -- distances (exact only).
 -- Kept separate so a DBA can PREPARE and EXPLAIN exactly what runs.
 -- row_security: the caller is subject to row-level security (row_security_active('chunks')). Then
@@ -88,8 +89,9 @@ as $fn$
               and c.id = any($16)'
          when row_security then '
               and c.id = any(array(select m from public.hybrid_search_visible_matches(
-                  $2, $17, $18, $19, $20, $21, $22, $23, $24) m))'
+                  $2, $17, $18, $19, $20, $21, $22, $23, $24, $27) m))'
          else '
+              and ($27::uuid[] is null or c.collection_id = any($27))
               and ($20 = ''{}''::jsonb or c.metadata @> $20)
               and ($21::timestamptz is null or c.document_created_at >= $21)
               and ($22::timestamptz is null or c.document_created_at <= $22)
@@ -110,6 +112,7 @@ as $fn$
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
             from public.chunks c
             where $8 and c.embedding_dims = %1$s
+              and ($27::uuid[] is null or c.collection_id = any($27))
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
               and ($20 = ''{}''::jsonb or c.metadata @> $20)

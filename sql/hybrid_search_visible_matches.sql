@@ -1,5 +1,6 @@
 -- hybrid_search_visible_matches(match_query, filter_path, filter_vars, filter_dates, containment,
---                               created_from, created_until, updated_from, updated_until) -> setof bigint
+--                               created_from, created_until, updated_from, updated_until,
+--                               collections) -> setof bigint
 --
 -- The ids of the chunks whose fts matches match_query (and that pass the filter, compiled by
 -- search_filter(): its path when residual, else null, its vars and dates, containment and the four
@@ -9,8 +10,10 @@
 -- would read every visible chunk. This function runs as its owner (SECURITY DEFINER), so the GIN
 -- index is used, and applies the rule of the chunk policies of migration 013 for the calling role:
 --   service_role (or a superuser): every chunk;
---   authenticated: public chunks and the caller's own (owner_id = auth.uid());
+--   authenticated: public chunks, the caller's own (owner_id = auth.uid()) and those of the
+--                  collections the caller is a member of (caller_collection_ids(), migration 024);
 --   any other role (anon): none.
+-- collections (not null) keeps the chunks of those collections only (a search narrowed to them).
 -- hybrid_search then reads these ids through the primary key, where RLS applies again: if this rule
 -- and the policies ever disagreed, rows could only go missing, never appear.
 -- The calling role is the one SET ROLE chose (PostgREST, backend/db/identity.py), else the session
@@ -23,8 +26,12 @@
 --              f.created_from, f.created_until, f.updated_from, f.updated_until);
 set search_path = public, extensions;
 
--- Before 019 it took the filter itself and compiled it again (a second time per hybrid_search call).
+-- Before 019 it took the filter itself and compiled it again (a second time per hybrid_search call);
+-- before 025 it had no collections.
 drop function if exists public.hybrid_search_visible_matches(tsquery, jsonb);
+drop function if exists public.hybrid_search_visible_matches(
+    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+);
 
 create or replace function public.hybrid_search_visible_matches(
     match_query tsquery,
@@ -35,7 +42,8 @@ create or replace function public.hybrid_search_visible_matches(
     created_from timestamptz default null,
     created_until timestamptz default null,
     updated_from timestamptz default null,
-    updated_until timestamptz default null
+    updated_until timestamptz default null,
+    collections uuid[] default null
 )
 returns setof bigint
 language plpgsql
@@ -51,6 +59,7 @@ declare
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     user_id uuid := auth.uid();
+    member_of uuid[] := case when user_rows and not all_rows then public.caller_collection_ids() else '{}' end;
 begin
     if not (all_rows or user_rows) then
         return;
@@ -60,7 +69,8 @@ begin
         -- The GIN match first, then the filter and the policy on its rows (OFFSET 0 keeps the planner
         -- from ANDing the match with a bitmap of every row a wide filter or the public corpus admits).
         from (select * from public.chunks c0 where c0.fts @@ match_query offset 0) c
-        where (all_rows or c.visibility = 'public' or c.owner_id = user_id)
+        where (all_rows or c.visibility = 'public' or c.owner_id = user_id or c.collection_id = any(member_of))
+          and (collections is null or c.collection_id = any(collections))
           and (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
           and (created_from is null or c.document_created_at >= created_from)
           and (created_until is null or c.document_created_at <= created_until)
@@ -68,6 +78,7 @@ begin
           and (updated_until is null or c.document_updated_at <= updated_until)
           and (filter_path is null
                or case when all_rows or c.visibility = 'public' or c.owner_id = user_id
+                         or c.collection_id = any(member_of)
                        then jsonb_path_match(case when filter_dates then public.search_filter_target(
                            c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end,
                            filter_path, coalesce(filter_vars, '{}'::jsonb))
@@ -76,8 +87,8 @@ end;
 $$;
 -- A definer function reaches every chunk: only the roles hybrid_search runs as may call it.
 revoke execute on function public.hybrid_search_visible_matches(
-    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) from public, anon;
 grant execute on function public.hybrid_search_visible_matches(
-    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+    tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) to authenticated, service_role;

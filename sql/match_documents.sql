@@ -26,6 +26,8 @@
 --                          this (search_scope_scan(): a statistics estimate, then at most this + 1
 --                          ids), the distance of every one is computed: the exact
 --                          top match_count of the scope, no HNSW. 0: always HNSW.
+--   collections            narrows the search to these team collections' chunks (migration 024);
+--                          null: everything the caller may read.
 --
 -- scope_count (every row): the admitted chunks when the scope was ranked exactly; null: HNSW.
 -- Plans by selectivity: with a filter or under row-level security the admitted scope is counted
@@ -55,7 +57,8 @@ create or replace function public.match_documents(
     query_embedding_model text default null,
     ef_search integer default 100,
     filtered_ef_search integer default 200,
-    exact_scan_threshold integer default 3000
+    exact_scan_threshold integer default 3000,
+    collections uuid[] default null
 )
 returns table (
     id bigint,
@@ -99,18 +102,21 @@ begin
     if not public.assert_embedding_space(dims, query_embedding_model) then
         return;
     end if;
-    if exact_scan_threshold > 0 and (compiled.path is not null or row_security_active('public.chunks')) then
+    if exact_scan_threshold > 0
+       and (compiled.path is not null or row_security_active('public.chunks') or collections is not null) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
         from public.search_scope_scan(exact_scan_threshold, query_embedding, dims,
                                       query_embedding_model, match_count,
                                       case when compiled.residual then compiled.path end, compiled.vars,
                                       compiled.dates, compiled.containment, compiled.created_from,
-                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until,
+                                      collections) s;
         exact := scope_ids is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam
-        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security_active('public.chunks') then ef_search
+        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security_active('public.chunks')
+                  and collections is null then ef_search
              else filtered_ef_search end,
         match_count)::text, true);
 
@@ -118,6 +124,6 @@ begin
     using query_embedding, match_count, query_embedding_model, min_similarity,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until, scope_nearest, scope_distances;
+          compiled.updated_until, scope_nearest, scope_distances, collections;
 end;
 $$;

@@ -4,7 +4,8 @@
 -- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's chunk ids (exact
 -- only), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
 -- vars, $8 dates, $9 containment, $10 / $11 created_from / created_until, $12 / $13 updated_from /
--- updated_until, $14 / $15 the scope's nearest ids and their distances (exact only)). Kept separate
+-- updated_until, $14 / $15 the scope's nearest ids and their distances (exact only), $16 the collections
+-- the search is narrowed to (null: none; migration 025)). Kept separate
 -- so a DBA can PREPARE and EXPLAIN exactly what runs; see sql/README.md.
 -- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold rows and
 -- computed the distance of every one, $14 / $15): the nearest match_count of them,
@@ -51,6 +52,7 @@ as $fn$
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
             from public.chunks c
             where c.embedding_dims = %1$s
+              and ($16::uuid[] is null or c.collection_id = any($16))
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
               and ($9 = ''{}''::jsonb or c.metadata @> $9)

@@ -1,6 +1,6 @@
 -- search_scope_scan(max_rows, query_embedding, embedding_dims, embedding_model, k, filter_path,
 --                   filter_vars, filter_dates, containment, created_from, created_until, updated_from,
---                   updated_until) -> (ids bigint[], nearest bigint[], distances double precision[])
+--                   updated_until, collections) -> (ids bigint[], nearest bigint[], distances double precision[])
 --
 -- The ids of the chunks the caller may read that pass a compiled filter when there are at most
 -- max_rows of them; null when there are more. hybrid_search and match_documents pass
@@ -36,7 +36,9 @@
 -- Row-level security: SECURITY DEFINER, because under RLS none of those conditions could use an index
 -- (their operators are not LEAKPROOF). It applies the chunk policies' rule for the calling role
 -- itself, as hybrid_search_visible_matches does: service_role (or a superuser) every chunk,
--- authenticated the public ones and its own, anyone else none. The callers read the rows through the
+-- authenticated the public ones, its own and those of its collections (caller_collection_ids(), 024),
+-- anyone else none. collections (not null) narrows the scope to those collections' chunks
+-- (chunks_collection_id_idx serves it; the estimate of step 1 sees its size). The callers read the rows through the
 -- primary key, where RLS applies again: a disagreement could only lose rows, never show one.
 -- The path is evaluated only on rows the policies' rule admits: a caller could pass any jsonpath,
 -- and one that fails or runs long on another tenant's row would tell something about that row.
@@ -44,8 +46,13 @@
 -- EXPLAIN: the statement is the $q$ text below; `explain analyze` it with the values filled in.
 set search_path = public, extensions;
 
--- Before 019 it took the filter itself and compiled it again (a third time per hybrid_search call).
+-- Before 019 it took the filter itself and compiled it again (a third time per hybrid_search call);
+-- before 025 it had no collections.
 drop function if exists public.search_scope_scan(jsonb, integer, vector, integer, text, integer);
+drop function if exists public.search_scope_scan(
+    integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
+    timestamptz, timestamptz, timestamptz, timestamptz
+);
 
 create or replace function public.search_scope_scan(
     max_rows integer,
@@ -61,6 +68,7 @@ create or replace function public.search_scope_scan(
     created_until timestamptz default null,
     updated_from timestamptz default null,
     updated_until timestamptz default null,
+    collections uuid[] default null,
     out ids bigint[],
     out nearest bigint[],
     out distances double precision[]
@@ -76,20 +84,23 @@ declare
     caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
+    -- the collections the caller reads (migration 024); evaluated once, for this statement
+    member_of uuid[] := case when user_rows and not all_rows then public.caller_collection_ids() else '{}' end;
     plan json;
     -- The path is evaluated only on rows the caller may read (CASE fixes the order): it comes from
     -- the caller, and on another tenant's row an error or its cost could tell something about it.
     scope constant text := $q$
         select c.id
         from public.chunks c
-        where ($1 or c.visibility = 'public' or c.owner_id = $2)
+        where ($1 or c.visibility = 'public' or c.owner_id = $2 or c.collection_id = any($11))
+          and ($12::uuid[] is null or c.collection_id = any($12))
           and ($3 = '{}'::jsonb or c.metadata @> $3)
           and ($4::timestamptz is null or c.document_created_at >= $4)
           and ($5::timestamptz is null or c.document_created_at <= $5)
           and ($6::timestamptz is null or c.document_updated_at >= $6)
           and ($7::timestamptz is null or c.document_updated_at <= $7)
           and ($8::jsonpath is null
-               or case when $1 or c.visibility = 'public' or c.owner_id = $2
+               or case when $1 or c.visibility = 'public' or c.owner_id = $2 or c.collection_id = any($11)
                        then jsonb_path_match(case when $10 then public.search_filter_target(
                            c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9)
                   end)
@@ -108,16 +119,16 @@ begin
     into plan
     using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
-          coalesce(filter_dates, false);
+          coalesce(filter_dates, false), member_of, collections;
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
         return;
     end if;
     -- The bounded count reads no embedding: a scope that turns out too large costs only the rechecks.
-    execute 'select array(' || scope || ' limit $11)'
+    execute 'select array(' || scope || ' limit $13)'
     into ids
     using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
-          coalesce(filter_dates, false), max_rows + 1;
+          coalesce(filter_dates, false), member_of, collections, max_rows + 1;
     if cardinality(ids) > max_rows then
         ids := null;
         return;
@@ -143,9 +154,9 @@ $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
 revoke execute on function public.search_scope_scan(
     integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
-    timestamptz, timestamptz, timestamptz, timestamptz
+    timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) from public, anon;
 grant execute on function public.search_scope_scan(
     integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
-    timestamptz, timestamptz, timestamptz, timestamptz
+    timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) to authenticated, service_role;

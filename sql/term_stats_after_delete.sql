@@ -25,14 +25,14 @@ begin
            array_agg(-g.n order by g.lexeme, g.scope)
     into lexemes, scopes, deltas
     from (
-        select t.lexeme, public.visibility_scope(o.visibility, o.owner_id) as scope, count(*) as n
+        select t.lexeme, public.visibility_scope(o.visibility, o.owner_id, o.collection_id) as scope, count(*) as n
         from old_rows o, unnest(tsvector_to_array(o.fts)) as t(lexeme)
         group by 1, 2
     ) g;
     select array_agg(g.scope order by g.scope), array_agg(-g.n order by g.scope), array_agg(-g.l order by g.scope)
     into chunk_scopes, chunk_deltas, length_deltas
     from (
-        select public.visibility_scope(o.visibility, o.owner_id) as scope, count(*) as n,
+        select public.visibility_scope(o.visibility, o.owner_id, o.collection_id) as scope, count(*) as n,
                coalesce(sum(length(o.fts)), 0) as l
         from old_rows o
         group by 1

@@ -19,13 +19,13 @@ begin
     -- Ordered upserts: concurrent ingests lock (lexeme, scope) rows in the same order, so they wait,
     -- never deadlock (term_stats_add() keeps the same order).
     insert into public.term_stats as ts (lexeme, scope, ndoc)
-    select t.lexeme, public.visibility_scope(n.visibility, n.owner_id), count(*)
+    select t.lexeme, public.visibility_scope(n.visibility, n.owner_id, n.collection_id), count(*)
     from new_rows n, unnest(tsvector_to_array(n.fts)) as t(lexeme)
     group by 1, 2
     order by 1, 2
     on conflict (lexeme, scope) do update set ndoc = ts.ndoc + excluded.ndoc;
     insert into public.corpus_stats as cs (scope, nchunks, total_lexemes)
-    select public.visibility_scope(n.visibility, n.owner_id), count(*), coalesce(sum(length(n.fts)), 0)
+    select public.visibility_scope(n.visibility, n.owner_id, n.collection_id), count(*), coalesce(sum(length(n.fts)), 0)
     from new_rows n
     group by 1
     order by 1

@@ -28,15 +28,15 @@ begin
     -- The same set is read twice (lexemes, then chunks per scope); for an update that changes neither
     -- it is empty after one join of the transition tables.
     with moved as (
-        select public.visibility_scope(o.visibility, o.owner_id) as scope, o.fts, -1 as sign
+        select public.visibility_scope(o.visibility, o.owner_id, o.collection_id) as scope, o.fts, -1 as sign
         from old_rows o left join new_rows n on n.id = o.id
         where n.id is null or n.fts is distinct from o.fts
-           or public.visibility_scope(n.visibility, n.owner_id) <> public.visibility_scope(o.visibility, o.owner_id)
+           or public.visibility_scope(n.visibility, n.owner_id, n.collection_id) <> public.visibility_scope(o.visibility, o.owner_id, o.collection_id)
         union all
-        select public.visibility_scope(n.visibility, n.owner_id), n.fts, 1
+        select public.visibility_scope(n.visibility, n.owner_id, n.collection_id), n.fts, 1
         from new_rows n left join old_rows o on o.id = n.id
         where o.id is null or n.fts is distinct from o.fts
-           or public.visibility_scope(n.visibility, n.owner_id) <> public.visibility_scope(o.visibility, o.owner_id)
+           or public.visibility_scope(n.visibility, n.owner_id, n.collection_id) <> public.visibility_scope(o.visibility, o.owner_id, o.collection_id)
     ),
     per_scope as (
         select m.scope, sum(m.sign)::bigint as n, coalesce(sum(m.sign * length(m.fts)), 0)::bigint as l
@@ -50,15 +50,15 @@ begin
         return null;  -- no chunk changed scope or text
     end if;
     with moved as (
-        select public.visibility_scope(o.visibility, o.owner_id) as scope, o.fts, -1 as sign
+        select public.visibility_scope(o.visibility, o.owner_id, o.collection_id) as scope, o.fts, -1 as sign
         from old_rows o left join new_rows n on n.id = o.id
         where n.id is null or n.fts is distinct from o.fts
-           or public.visibility_scope(n.visibility, n.owner_id) <> public.visibility_scope(o.visibility, o.owner_id)
+           or public.visibility_scope(n.visibility, n.owner_id, n.collection_id) <> public.visibility_scope(o.visibility, o.owner_id, o.collection_id)
         union all
-        select public.visibility_scope(n.visibility, n.owner_id), n.fts, 1
+        select public.visibility_scope(n.visibility, n.owner_id, n.collection_id), n.fts, 1
         from new_rows n left join old_rows o on o.id = n.id
         where o.id is null or n.fts is distinct from o.fts
-           or public.visibility_scope(n.visibility, n.owner_id) <> public.visibility_scope(o.visibility, o.owner_id)
+           or public.visibility_scope(n.visibility, n.owner_id, n.collection_id) <> public.visibility_scope(o.visibility, o.owner_id, o.collection_id)
     )
     select array_agg(g.lexeme order by g.lexeme, g.scope), array_agg(g.scope order by g.lexeme, g.scope),
            array_agg(g.n order by g.lexeme, g.scope)
