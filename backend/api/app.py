@@ -21,6 +21,7 @@ from backend.api.routes import (
     api_keys,
     chat,
     client,
+    collections,
     conversations,
     documents,
     metrics,
@@ -102,7 +103,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     app.add_middleware(RequestId)
     app.add_middleware(RequestMetrics)  # outermost: times everything, 413s and preflights included
 
-    for module in (documents, search, chat, research, conversations, api_keys, openai, client):
+    for module in (documents, collections, search, chat, research, conversations, api_keys, openai, client):
         app.include_router(module.router)
     app.include_router(mcp_http.router)  # POST /mcp: the MCP server (not in the OpenAPI schema)
     install_page(app, resolved)

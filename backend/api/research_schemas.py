@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.api.schemas import SourceOut
+from backend.api.schemas import COLLECTIONS_DESCRIPTION, SourceOut
 from backend.research.diagnostics import ResearchDiagnostics
 from backend.research.types import ResearchRequest
 
@@ -50,6 +50,9 @@ class ResearchIn(BaseModel):
         default=None,
         description='metadata filter for every search of the run, as on /search: {"tags": ["x"]}',
     )
+    collections: list[uuid.UUID] | None = Field(
+        default=None, min_length=1, max_length=100, description=COLLECTIONS_DESCRIPTION
+    )
     step_top_k: int | None = Field(default=None, ge=1, description="chunks one research search keeps")
     write_top_k: int | None = Field(default=None, ge=1, description="evidence one section is written from")
 
@@ -60,6 +63,7 @@ class ResearchIn(BaseModel):
             preset=self.preset,
             web=self.web,
             filters=self.filters,
+            collections=self.collections,
             step_top_k=self.step_top_k,
             write_top_k=self.write_top_k,
         )

@@ -65,11 +65,28 @@ class DocumentIn(BaseModel):
     )
     source: str = Field(default="api", max_length=1000)
     metadata: dict[str, Any] = Field(default_factory=dict, description="Whitelisted keys only.")
+    collection_id: uuid.UUID | None = Field(
+        default=None,
+        description="put it into this team collection (you must be one of its editors); re-posting an "
+        "external_id the collection holds re-ingests that document, whoever owns it",
+    )
 
 
 class DocumentsBatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     documents: list[DocumentIn] = Field(min_length=1, max_length=1000)
+    collection_id: uuid.UUID | None = Field(
+        default=None,
+        description="put every document into this team collection (you must be one of its editors)",
+    )
+
+
+class DocumentPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    collection_id: uuid.UUID | None = Field(
+        description="the team collection to put the document into (you must be one of its editors); "
+        "null takes it out (it stays its owner's)"
+    )
 
 
 class IngestOutcomeOut(BaseModel):
@@ -100,6 +117,9 @@ class DocumentOut(BaseModel):
         description="private: only its owner sees it; public: every signed-in user (the shared corpus)"
     )
     owner_id: uuid.UUID | None = Field(description="the user who owns it; null for the shared corpus")
+    collection_id: uuid.UUID | None = Field(
+        default=None, description="the team collection it is shared in (its members read it); null: none"
+    )
     chunk_count: int
     created_at: datetime
     updated_at: datetime
@@ -133,6 +153,12 @@ FILTER_EXAMPLES: list[dict[str, Any]] = [
     {"$or": [{"source": "wiki"}, {"quality_score": {"$gte": 0.8}}], "too_short": False},
     {"updated_at": {"$gte": "2025-03-01T00:00:00+08:00"}, "source": {"$exists": True}},
 ]
+
+
+COLLECTIONS_DESCRIPTION = (
+    "search only these team collections (ids from GET /collections; each must be one you are a member "
+    "of, else 404). Omitted: everything you may read (public documents, your own, your collections')."
+)
 
 
 class SearchIn(BaseModel):
@@ -171,6 +197,9 @@ class SearchIn(BaseModel):
         default="auto",
         description="auto: web results only when the documents do not hold the answer; true: always; "
         "false: never. Needs WEB_SEARCH_PROVIDER.",
+    )
+    collections: list[uuid.UUID] | None = Field(
+        default=None, min_length=1, max_length=100, description=COLLECTIONS_DESCRIPTION
     )
     infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
     relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
@@ -276,6 +305,14 @@ class ChatIn(BaseModel):
         description="auto: search the web only when the documents do not hold the answer; true: always "
         "(in parallel with the documents); false: never. Needs WEB_SEARCH_PROVIDER.",
     )
+    collections: list[uuid.UUID] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description=COLLECTIONS_DESCRIPTION
+        + " Stored with the conversation: a later turn that omits it keeps "
+        "the conversation's scope; null resets it to everything.",
+    )
     infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
     relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
     min_score: float | None = Field(
@@ -343,6 +380,9 @@ class ConversationOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     message_count: int
+    collections: list[uuid.UUID] | None = Field(
+        default=None, description="the team collections it searches; null: everything you may read"
+    )
 
 
 class MessageOut(BaseModel):

@@ -93,6 +93,7 @@ class AssistTools:
             dynamic=False,
             mode=self._options.mode,
             filters=self._options.filters,
+            collections=self._options.collections,
         )
         return self._retrieval.search(request, identity=self._identity).results
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -64,6 +65,7 @@ class EvidenceOptions:
     step_top_k: int | None = None
     write_top_k: int | None = None
     reranker: str | None = None  # None: RERANK_DEFAULT
+    collections: list[uuid.UUID] | None = None  # every search of the turn narrowed to them; None: all
 
     def budget(self, settings: Settings) -> EvidenceBudget:
         """The budget these options give, or a 422 naming the option that breaks a limit."""
@@ -168,6 +170,7 @@ def main_search(
             relax=options.relax,
             min_score=options.min_score,
             reranker=options.reranker,
+            collections=options.collections,
         ),
         identity=identity,
     )
@@ -273,6 +276,7 @@ def _fused(
                 filters=_applied_where(search, options),
                 min_score=options.min_score,
                 reranker=options.reranker,
+                collections=options.collections,
             )
             try:
                 gap_pool.extend(sources.retrieval.search(request, identity=identity).results)

@@ -11,6 +11,7 @@ slow provider never holds a thread or the answer past WEB_SOFT_WAIT_MS.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -33,6 +34,7 @@ from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.config import Settings
 from backend.db.database import Database
+from backend.db.repositories.conversations import conversation_scope
 from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
 from backend.llm.base import Sampling, ToolCallingLLM
@@ -60,6 +62,9 @@ class ChatRequest:
     web: WebChoice = "auto"
     # What the client asked of the generator (the OpenAI API's temperature / max_tokens); None: defaults.
     sampling: Sampling | None = None
+    # True when the client did not say which collections to search: a continued conversation keeps the
+    # scope stored with it (conversations.collections), a new one searches everything.
+    scope_from_conversation: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class PreparedTurn:
     message: str  # the user's message, stripped
     asked: str  # the message as sent: what the model answers
     conversation_id: uuid.UUID | None  # None: created with the first messages, atomically
+    collections: list[uuid.UUID] | None = None  # the turn's scope, stored with the conversation
     history: list[Turn]
     rewrite: Rewrite
     evidence: Evidence
@@ -144,6 +150,7 @@ class ChatService:
         message = self._checked(request.message)
         budget = request.options.budget(self.settings)  # the turn's one budget; a bad option is a 422 now
         history = await asyncio.to_thread(self._history, request.conversation_id, identity)
+        request = await asyncio.to_thread(self._scoped, request, identity)
         rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm)
         evidence = await gather(
             rewrite.query, request.options, budget, request.web, sources=self.sources, identity=identity
@@ -176,6 +183,7 @@ class ChatService:
             message=message,
             asked=request.message,
             conversation_id=request.conversation_id,
+            collections=request.options.collections,
             history=history,
             rewrite=rewrite,
             evidence=evidence,
@@ -195,6 +203,14 @@ class ChatService:
                 f"message has {len(message)} characters; the limit is {self.settings.max_query_chars}"
             )
         return message
+
+    def _scoped(self, request: ChatRequest, identity: Identity) -> ChatRequest:
+        """The request with the conversation's stored scope when the client named none."""
+        if not request.scope_from_conversation or request.conversation_id is None:
+            return request
+        with self.db.as_user(identity, read_only=True) as conn:
+            stored = conversation_scope(conn, conversation_id=request.conversation_id)
+        return dataclasses.replace(request, options=dataclasses.replace(request.options, collections=stored))
 
     def _history(self, conversation_id: uuid.UUID | None, identity: Identity) -> list[Turn]:
         if conversation_id is None:
@@ -243,6 +259,7 @@ class ChatService:
                 answer=cited.answer,
                 sources=cited.sources,
                 metadata=_metadata(turn, diagnostics, generator),
+                collections=turn.collections,
             )
         diagnostics.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
         evidence = turn.evidence

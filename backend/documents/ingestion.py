@@ -14,6 +14,7 @@ EXCLUSIVE lock on chunks until it commits (searches wait); any failure rolls eve
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -26,6 +27,7 @@ import numpy as np
 import psycopg
 
 from backend.auth.identity import Identity, cache_scope
+from backend.collections.service import require_role
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import documents as documents_repo
@@ -93,6 +95,7 @@ class IngestionService:
         atomic: bool = False,
         bulk: bool = False,
         on_progress: ProgressCallback | None = None,
+        collection_id: uuid.UUID | None = None,
     ) -> IngestSummary:
         """Ingest documents as `identity` (RLS decides what it may write; a user's documents are
         theirs and private, the service's public), or with identity None as the backend's own role
@@ -101,9 +104,17 @@ class IngestionService:
 
         bulk=True: one transaction with deferred index maintenance (module docstring), as the
         backend's own role only; a provider failure then raises and nothing is stored, as with atomic.
+        collection_id: the documents go into that team collection (the caller must be one of its
+        editors); a document of that external id already in the collection is re-ingested in place,
+        whoever owns it. None leaves each existing document in the collection it is in.
         """
         if bulk and identity is not None:
             raise InvalidInput("bulk loads run as the backend's own role (the CLI), not as a user")
+        if collection_id is not None:
+            if identity is None or identity.user_id is None:
+                raise InvalidInput("collections hold users' documents: sign in as a user to add to one")
+            with self.db.as_user(identity, read_only=True) as conn:
+                require_role(conn, identity, collection_id, "editor")
         started = time.perf_counter()
         summary = IngestSummary()
         groups = (
@@ -115,12 +126,19 @@ class IngestionService:
                     load = BulkLoad(conn, self.settings)
                     self._ingest_groups(
                         groups, identity, summary, on_progress, raise_provider_errors=True, bulk=load
-                    )
+                    )  # (bulk loads are the CLI's: no collection)
                     summary.bulk = load.finish()
             except ProviderError as exc:
                 raise ProviderError(f"bulk load rolled back, nothing was stored: {exc}") from exc
         else:
-            self._ingest_groups(groups, identity, summary, on_progress, raise_provider_errors=atomic)
+            self._ingest_groups(
+                groups,
+                identity,
+                summary,
+                on_progress,
+                raise_provider_errors=atomic,
+                collection_id=collection_id,
+            )
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -133,6 +151,7 @@ class IngestionService:
         *,
         raise_provider_errors: bool,
         bulk: BulkLoad | None = None,
+        collection_id: uuid.UUID | None = None,
     ) -> None:
         aborted: str | None = None
         for group in groups:
@@ -140,7 +159,7 @@ class IngestionService:
                 summary.outcomes.extend(self._failed(d, aborted) for d in group)
                 continue
             try:
-                self._ingest_group(group, identity, summary, bulk)
+                self._ingest_group(group, identity, summary, bulk, collection_id)
             except ProviderError as exc:
                 if raise_provider_errors:
                     raise
@@ -209,17 +228,22 @@ class IngestionService:
         identity: Identity | None,
         summary: IngestSummary,
         bulk: BulkLoad | None,
+        collection_id: uuid.UUID | None = None,
     ) -> None:
         model = self.embedder.model_id
         owner_id = identity.user_id if identity is not None else None
         with self._transaction(identity, bulk) as conn:
             existing = documents_repo.find_existing(
-                conn, owner_id=owner_id, external_ids=[d.external_id for d in group]
+                conn,
+                owner_id=owner_id,
+                external_ids=[d.external_id for d in group],
+                collection_id=collection_id,
             )
         changed: list[PreparedDocument] = []
         for doc in group:
             old = existing.get(doc.external_id)
-            if old is not None and self._unchanged(doc, old, model):
+            target = collection_id or (old.collection_id if old is not None else None)
+            if old is not None and old.collection_id == target and self._unchanged(doc, old, model):
                 summary.outcomes.append(
                     DocumentOutcome(
                         doc.external_id, doc.title, doc.source, "unchanged", old.id, old.chunk_count
@@ -233,12 +257,21 @@ class IngestionService:
                 changed.append(doc)
         if not changed:
             return
-        scope = cache_scope(owner_id)
+        # A collection's documents are cached in the collection's scope (migration 024): its editors
+        # may read them all, and no one else looks there.
+        scope = collection_id or cache_scope(owner_id)
         vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope)
         if bulk is not None:
             bulk.start()
         with self._transaction(identity, bulk) as conn:
-            self._write(conn, changed, vectors, owner_id, summary)
+            # Each document is written as its owner's: an editor re-ingesting another member's
+            # document of the collection replaces it in place (the policies let editors write it).
+            by_owner: dict[uuid.UUID | None, list[PreparedDocument]] = {}
+            for doc in changed:
+                old = existing.get(doc.external_id)
+                by_owner.setdefault(old.owner_id if old is not None else owner_id, []).append(doc)
+            for owner, docs in by_owner.items():
+                self._write(conn, docs, vectors, owner, summary, collection_id, existing)
         self._forget_replaced(changed, existing, scope)
 
     @contextmanager
@@ -261,12 +294,19 @@ class IngestionService:
         vectors: dict[str, np.ndarray],
         owner_id: uuid.UUID | None,
         summary: IngestSummary,
+        collection_id: uuid.UUID | None = None,
+        existing: dict[str, documents_repo.ExistingDocument] | None = None,
     ) -> None:
+        def row(doc: PreparedDocument) -> documents_repo.DocumentRow:
+            old = (existing or {}).get(doc.external_id)
+            target = collection_id or (old.collection_id if old is not None else None)
+            return dataclasses.replace(doc.row(), collection_id=target)
+
         written = documents_repo.write_documents(
             conn,
             owner_id=owner_id,
             embedding_model=self.embedder.model_id,
-            documents=[(doc.row(), doc.chunk_rows(vectors)) for doc in changed],
+            documents=[(row(doc), doc.chunk_rows(vectors)) for doc in changed],
         )
         for doc, w in zip(changed, written, strict=True):
             status: Status = "created" if w.created else "updated"

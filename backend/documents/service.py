@@ -1,7 +1,8 @@
 """Reading and deleting documents as the caller (ingestion lives in ingestion.py).
 
-Row-level security decides what a caller sees: public documents and their own. A document of
-another user is a 404, exactly like one that does not exist.
+Row-level security decides what a caller sees: public documents, their own and those of the
+collections they are a member of. A document they cannot see is a 404, exactly like one that does
+not exist; one they can see but not change is a 403 that says why.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import uuid
 from typing import Any
 
 from backend.auth.identity import Identity
+from backend.collections import service as collections
 from backend.db.database import Database
 from backend.db.repositories import documents as repo
 from backend.errors import Forbidden, NotFound
@@ -17,11 +19,23 @@ from backend.ingest.provenance import TextWindow, text_window
 
 
 def list_documents(
-    db: Database, *, identity: Identity, limit: int, offset: int
+    db: Database,
+    *,
+    identity: Identity,
+    limit: int,
+    offset: int,
+    collection_id: uuid.UUID | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     with db.as_user(identity, read_only=True) as conn:
+        if collection_id is not None:
+            collections.require_role(conn, identity, collection_id, "viewer")
         return repo.list_documents(
-            conn, viewer=identity.user_id, all_rows=identity.is_service, limit=limit, offset=offset
+            conn,
+            viewer=identity.user_id,
+            all_rows=identity.is_service,
+            limit=limit,
+            offset=offset,
+            collection_id=collection_id,
         )
 
 
@@ -46,6 +60,11 @@ def delete_document(db: Database, *, identity: Identity, document_id: uuid.UUID)
         )
     if readable is None:
         raise NotFound(f"document {document_id} does not exist")
+    if readable["collection_id"] is not None:
+        with db.as_user(identity, read_only=True) as conn:
+            collections.require_role(conn, identity, readable["collection_id"], "editor")
+    if readable["visibility"] != "public":
+        raise Forbidden(f"you may read document {document_id} but not delete it")
     raise Forbidden(f"document {document_id} is public: only the service path (SERVICE_API_KEY) deletes it")
 
 

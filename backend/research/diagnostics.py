@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.chat.diagnostics import PoolFusionOut, RewriteDiagnostics
 from backend.research.sections import SectionState
 from backend.research.write import SectionDraft
+from backend.search.diagnostics import SearchScope
 
 
 class _Diag(BaseModel):
@@ -89,6 +90,9 @@ class ResearchWebOut(_Diag):
 
 class ResearchDiagnostics(_Diag):
     preset: Literal["lite", "comprehensive"]
+    scope: SearchScope = Field(
+        default_factory=lambda: SearchScope(kind="everything"), description="which chunks every search read"
+    )
     step_top_k: int
     write_top_k: int
     max_loops: int

@@ -21,6 +21,7 @@ from backend.research.diagnostics import (
 from backend.research.graph import ResearchOutcome
 from backend.research.model import ResearchModel
 from backend.research.types import PreparedRun
+from backend.search.diagnostics import SearchScope
 
 # A run still "running" this long after its deadline was cut off by a restart: shown as interrupted.
 INTERRUPTED_AFTER_S = 120.0
@@ -46,6 +47,7 @@ def response_body(
     )
     diagnostics = ResearchDiagnostics(
         preset=run.preset.name,
+        scope=SearchScope.of(run.collections),
         step_top_k=run.step_k,
         write_top_k=run.write_k,
         max_loops=run.preset.max_loops,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,7 @@ class RunContext:
     emit: Emit
     web: WebSearch
     web_choice: WebChoice = "auto"
+    collections: list[uuid.UUID] | None = None  # every search narrowed to these team collections
     asked: str = ""  # the question as the user wrote it (the report's heading); "": `question`
     ledger: QueryLedger = field(default_factory=QueryLedger)
     ids: EvidenceIds = field(default_factory=EvidenceIds)
@@ -213,6 +215,7 @@ async def search(
         prefetch_k=EvidenceBudget.compute(ctx.step_k).actual_recall,
         dynamic=False,
         filters=ctx.filters,
+        collections=ctx.collections,
     )
     async with ctx.search_slots:
         # The web leg as /chat runs it: beside the search (web=true), or only when the confidence says

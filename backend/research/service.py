@@ -80,6 +80,7 @@ class ResearchService:
             "preset": name,
             "web": request.web,
             "filters": request.filters,
+            "collections": None if request.collections is None else [str(c) for c in request.collections],
             "step_top_k": step_k,
             "write_top_k": write_k,
         }
@@ -99,6 +100,7 @@ class ResearchService:
             write_k=write_k,
             filters=request.filters,
             web=request.web,
+            collections=request.collections,
         )
 
     async def run(self, run: PreparedRun, emit: Emit | None = None) -> dict[str, Any]:
@@ -128,6 +130,7 @@ class ResearchService:
                 step_k=run.step_k,
                 write_k=run.write_k,
                 filters=run.filters,
+                collections=run.collections,
                 retrieval=self.retrieval,
                 embedder=self.retrieval.embedder,
                 model=model,

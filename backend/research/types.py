@@ -32,6 +32,7 @@ class ResearchRequest:
     # search, False never (backend/search/web.search_beyond; needs WEB_SEARCH_PROVIDER).
     web: WebChoice = "auto"
     filters: dict[str, Any] | None = None
+    collections: list[uuid.UUID] | None = None  # every search narrowed to these collections; None: all
     step_top_k: int | None = None
     write_top_k: int | None = None
 
@@ -96,3 +97,4 @@ class PreparedRun:
     write_k: int
     filters: dict[str, Any] | None
     web: WebChoice
+    collections: list[uuid.UUID] | None = None

@@ -7,6 +7,7 @@ says what the number means, not how it is computed internally.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -161,6 +162,23 @@ class RerankerOut(_Diag):
     error: str | None = Field(default=None, description="the failure, as the provider reported it")
 
 
+class SearchScope(_Diag):
+    """Which chunks the search could find: what row-level security lets the caller read, narrowed to
+    team collections when the request named some."""
+
+    kind: Literal["everything", "collections"] = Field(
+        description="everything: every chunk you may read (public, your own, your collections'); "
+        "collections: only the chunks of the collections listed"
+    )
+    collections: list[uuid.UUID] | None = Field(default=None, description="the collections searched")
+
+    @classmethod
+    def of(cls, collections: list[uuid.UUID] | None) -> SearchScope:
+        if collections is None:
+            return cls(kind="everything")
+        return cls(kind="collections", collections=collections)
+
+
 class SearchDiagnostics(_Diag):
     query: str = Field(description="the query after cleaning (NFKC, whitespace)")
     query_terms: list[str] = Field(description="significant terms after segmentation and stopwords")
@@ -168,6 +186,9 @@ class SearchDiagnostics(_Diag):
         description="each term's idf in this corpus (rarer is higher; empty when nothing was found)"
     )
     mode: Literal["hybrid", "vector", "fulltext"]
+    scope: SearchScope = Field(
+        default_factory=lambda: SearchScope(kind="everything"), description="which chunks were searched"
+    )
     embedding_model: str | None = Field(description="model that embedded the query; null in full-text mode")
     parameters: SearchParameters
     stages: SearchStages

@@ -4,6 +4,7 @@ its one log line."""
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from backend.search.diagnostics import (
     RerankerOut,
     SearchDiagnostics,
     SearchParameters,
+    SearchScope,
     SearchStages,
     StageOut,
 )
@@ -42,6 +44,7 @@ class SearchPlan:
     min_score: float | None
     similarity: str  # what the policy's similarity feature read (similarity_source)
     reranker: Reranker  # the request's, else RERANK_DEFAULT
+    collections: list[uuid.UUID] | None = None  # the team collections searched; None: all the caller reads
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ def search_report(
         query_terms=plan.terms,
         query_term_idfs={term: idf for term, (_df, idf) in out.prefetched.term_stats.items()},
         mode=plan.mode,
+        scope=SearchScope.of(plan.collections),
         embedding_model=out.embedding_model,
         parameters=SearchParameters(
             prefetch_k=plan.prefetch_k,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from backend.auth.identity import Identity
+from backend.collections.service import require_readable
 from backend.confidence.assess import assess
 from backend.config import Settings
 from backend.db.database import Database
@@ -135,6 +136,7 @@ class RetrievalService:
             min_score=request.min_score,
             similarity=similarity_source(mode, s),
             reranker=reranker,
+            collections=list(dict.fromkeys(request.collections)) if request.collections is not None else None,
         )
 
     def _search_once(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
@@ -219,6 +221,8 @@ class RetrievalService:
     def _prefetch(self, plan: SearchPlan, embedding: np.ndarray | None, identity: Identity) -> Prefetched:
         """Stage 1: one repository call in one snapshot."""
         with self.db.as_user(identity, snapshot=True, replica=True) as conn:
+            if plan.collections is not None:
+                require_readable(conn, plan.collections)  # a collection the caller cannot see is a 404
             return retrieval_repo.prefetch(
                 conn,
                 leg="vector" if plan.mode == "vector" else "hybrid",
@@ -228,6 +232,7 @@ class RetrievalService:
                 filter=plan.filters,
                 embedding_model=self.embedder.model_id if embedding is not None else None,
                 params=plan.params,
+                collections=plan.collections,
             )
 
     def _mode(self, requested: Mode | None, terms: list[str]) -> Mode:

@@ -26,6 +26,8 @@ class SearchRequest:
     relax: bool | None = None  # search again without inferred filters when they find nothing; None: setting
     min_score: float | None = None  # results with a lower score are dropped (backend.retrieval.scoring)
     reranker: str | None = None  # "heuristic" or the configured model reranker; None: RERANK_DEFAULT
+    # Narrow the search to these team collections (migration 024); None: everything the caller may read.
+    collections: list[uuid.UUID] | None = None
 
 
 @dataclass

@@ -36,9 +36,14 @@ async def chat(
         step_top_k=body.step_top_k,
         write_top_k=body.write_top_k,
         reranker=body.reranker,
+        collections=body.collections,
     )
     request = ChatRequest(
-        message=body.message, conversation_id=body.conversation_id, options=options, web=body.web
+        message=body.message,
+        conversation_id=body.conversation_id,
+        options=options,
+        web=body.web,
+        scope_from_conversation="collections" not in body.model_fields_set,
     )
     if not body.stream:
         return reply_to_dict(await services.chat.chat(request, identity=user))

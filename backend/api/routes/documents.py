@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, File, Query, UploadFile, status
+from fastapi import APIRouter, File, Form, Query, UploadFile, status
 
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import IngestLimit
@@ -14,11 +14,13 @@ from backend.api.schemas import (
     DocumentIn,
     DocumentOut,
     DocumentPage,
+    DocumentPatch,
     DocumentsBatchIn,
     DocumentTextOut,
     IngestOutcomeOut,
     IngestSummaryOut,
 )
+from backend.collections import service as collections_service
 from backend.documents import service as documents_service
 from backend.documents.ingestion import IngestSummary
 from backend.errors import InvalidInput, NotFound, PayloadTooLarge, UnsupportedDocument
@@ -61,7 +63,11 @@ def _summary(summary: IngestSummary) -> IngestSummaryOut:
 def create_document(
     body: DocumentIn, services: ServicesDep, user: CurrentUser, _: IngestLimit
 ) -> IngestSummaryOut:
-    return _summary(services.ingestion.ingest([_loaded(body)], identity=user, atomic=True))
+    return _summary(
+        services.ingestion.ingest(
+            [_loaded(body)], identity=user, atomic=True, collection_id=body.collection_id
+        )
+    )
 
 
 @router.post("/batch", response_model=IngestSummaryOut, summary="Ingest many documents, all or nothing")
@@ -69,7 +75,16 @@ def create_documents(
     body: DocumentsBatchIn, services: ServicesDep, user: CurrentUser, _: IngestLimit
 ) -> IngestSummaryOut:
     documents = [_loaded(d) for d in body.documents]
-    return _summary(services.ingestion.ingest(documents, identity=user, atomic=True))
+    targets = {d.collection_id for d in body.documents if d.collection_id} | (
+        {body.collection_id} if body.collection_id else set()
+    )
+    if len(targets) > 1:
+        raise InvalidInput("a batch goes into one collection: give collection_id once, on the batch")
+    return _summary(
+        services.ingestion.ingest(
+            documents, identity=user, atomic=True, collection_id=next(iter(targets), None)
+        )
+    )
 
 
 @router.post(
@@ -79,7 +94,11 @@ def create_documents(
     "succeeds or fails on its own",
 )
 def upload_documents(
-    services: ServicesDep, user: CurrentUser, _: IngestLimit, files: Annotated[list[UploadFile], File()]
+    services: ServicesDep,
+    user: CurrentUser,
+    _: IngestLimit,
+    files: Annotated[list[UploadFile], File()],
+    collection_id: Annotated[uuid.UUID | None, Form()] = None,
 ) -> IngestSummaryOut:
     limit = services.settings.max_request_bytes
     parse_limits = ParseLimits.from_settings(services.settings)
@@ -94,7 +113,9 @@ def upload_documents(
             items.extend(load_bytes(data, name, upload.content_type, limits=parse_limits))
         except UnsupportedDocument as exc:
             items.append(LoadFailure(source=name, reason=str(exc)))
-    return _summary(services.ingestion.ingest(items, identity=user, atomic=False))
+    return _summary(
+        services.ingestion.ingest(items, identity=user, atomic=False, collection_id=collection_id)
+    )
 
 
 @router.get("", response_model=DocumentPage, summary="Documents, most recently updated first")
@@ -103,8 +124,13 @@ def list_documents(
     user: CurrentUser,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    collection_id: Annotated[
+        uuid.UUID | None, Query(description="only this team collection's documents")
+    ] = None,
 ) -> DocumentPage:
-    items, total = documents_service.list_documents(services.db, identity=user, limit=limit, offset=offset)
+    items, total = documents_service.list_documents(
+        services.db, identity=user, limit=limit, offset=offset, collection_id=collection_id
+    )
     return DocumentPage(items=[DocumentOut(**i) for i in items], total=total, limit=limit, offset=offset)
 
 
@@ -142,6 +168,20 @@ def read_document_text(
         passage_start=max(0, start - window.start),
         passage_end=max(0, min(end, window.end) - window.start),
     )
+
+
+@router.patch(
+    "/{document_id}",
+    response_model=DocumentOut,
+    summary="Put a document into a team collection, or take it out (collection_id null)",
+)
+def update_document(
+    document_id: uuid.UUID, body: DocumentPatch, services: ServicesDep, user: CurrentUser
+) -> DocumentOut:
+    collections_service.move_document(
+        services.db, identity=user, document_id=document_id, collection_id=body.collection_id
+    )
+    return get_document(document_id, services, user)
 
 
 @router.delete(

@@ -26,6 +26,7 @@ async def search(body: SearchIn, services: ServicesDep, user: CurrentUser, _: Se
         relax=body.relax,
         min_score=body.min_score,
         reranker=body.reranker,
+        collections=body.collections,
     )
     beyond = await search_with_web(services.retrieval, services.web, request, body.web, identity=user)
     result = beyond.search

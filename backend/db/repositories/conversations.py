@@ -11,13 +11,40 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 
-def create_conversation(conn: psycopg.Connection, *, owner_id: uuid.UUID | None, title: str) -> uuid.UUID:
+def create_conversation(
+    conn: psycopg.Connection,
+    *,
+    owner_id: uuid.UUID | None,
+    title: str,
+    collections: Sequence[uuid.UUID] | None = None,
+) -> uuid.UUID:
     row = conn.execute(
-        "insert into conversations (owner_id, title) values (%s, %s) returning id", (owner_id, title)
+        "insert into conversations (owner_id, title, collections) values (%s, %s, %s) returning id",
+        (owner_id, title, list(collections) if collections is not None else None),
     ).fetchone()
     assert row is not None
     created: uuid.UUID = row[0]
     return created
+
+
+def set_scope(
+    conn: psycopg.Connection, *, conversation_id: uuid.UUID, collections: Sequence[uuid.UUID] | None
+) -> None:
+    """The collections the conversation searches (None: everything its owner may read)."""
+    conn.execute(
+        "update conversations set collections = %s where id = %s and collections is distinct from %s::uuid[]",
+        (
+            list(collections) if collections is not None else None,
+            conversation_id,
+            list(collections) if collections is not None else None,
+        ),
+    )
+
+
+def conversation_scope(conn: psycopg.Connection, *, conversation_id: uuid.UUID) -> list[uuid.UUID] | None:
+    """The stored scope of a readable conversation (None: everything, or no such conversation)."""
+    row = conn.execute("select collections from conversations where id = %s", (conversation_id,)).fetchone()
+    return list(row[0]) if row and row[0] is not None else None
 
 
 def conversation_exists(
@@ -70,7 +97,7 @@ def list_conversations(
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             """
-            select c.id, c.title, c.created_at, c.updated_at
+            select c.id, c.title, c.created_at, c.updated_at, c.collections
             from conversations c where c.owner_id is not distinct from %(owner_id)s
             order by c.updated_at desc, c.id limit %(limit)s offset %(offset)s
             """,

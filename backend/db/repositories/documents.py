@@ -21,6 +21,8 @@ class ExistingDocument:
     embedding_models: tuple[str, ...]
     chunk_count: int
     embed_hashes: frozenset[str] = frozenset()  # the embedding-cache keys its chunks were embedded from
+    owner_id: uuid.UUID | None = None
+    collection_id: uuid.UUID | None = None  # the team collection it is shared in (migration 024)
 
 
 @dataclass(frozen=True)
@@ -36,13 +38,22 @@ class ChunkRow:
 
 
 def find_existing(
-    conn: psycopg.Connection, *, owner_id: uuid.UUID | None, external_ids: Sequence[str]
+    conn: psycopg.Connection,
+    *,
+    owner_id: uuid.UUID | None,
+    external_ids: Sequence[str],
+    collection_id: uuid.UUID | None = None,
 ) -> dict[str, ExistingDocument]:
-    """Documents with these external ids (for this owner), with what ingestion compares against."""
+    """Documents with these external ids (for this owner; with a collection, the collection's own,
+    whoever owns them, before the owner's), with what ingestion compares against."""
     rows = conn.execute(
-        "select external_id, id, content_hash, metadata from documents "
-        "where owner_id is not distinct from %(owner_id)s and external_id = any(%(external_ids)s)",
-        {"owner_id": owner_id, "external_ids": list(external_ids)},
+        "select distinct on (external_id) external_id, id, content_hash, metadata, owner_id, collection_id "
+        "from documents "
+        "where (owner_id is not distinct from %(owner_id)s "
+        "       or (%(collection)s::uuid is not null and collection_id = %(collection)s)) "
+        "  and external_id = any(%(external_ids)s) "
+        "order by external_id, (collection_id is not distinct from %(collection)s) desc",
+        {"owner_id": owner_id, "external_ids": list(external_ids), "collection": collection_id},
     ).fetchall()
     chunks = chunk_summaries(conn, document_ids=[r[1] for r in rows])
     empty = ChunkSummary(0, (), frozenset())
@@ -54,6 +65,8 @@ def find_existing(
             chunks.get(r[1], empty).models,
             chunks.get(r[1], empty).count,
             chunks.get(r[1], empty).embed_hashes,
+            r[4],
+            r[5],
         )
         for r in rows
     }
@@ -93,6 +106,7 @@ class DocumentRow:
     source: str
     content_hash: str
     metadata: dict[str, Any]
+    collection_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -195,16 +209,18 @@ def _upsert_documents(
 ) -> list[WrittenDocument]:
     rows = conn.execute(
         """
-        insert into documents (owner_id, external_id, title, source, content_hash, metadata)
-        select %(owner_id)s::uuid, d.external_id, d.title, d.source, d.content_hash, d.metadata
+        insert into documents (owner_id, external_id, title, source, content_hash, metadata, collection_id)
+        select %(owner_id)s::uuid, d.external_id, d.title, d.source, d.content_hash, d.metadata,
+               d.collection_id
         from unnest(%(external_ids)s::text[], %(titles)s::text[], %(sources)s::text[],
-                    %(hashes)s::text[], %(metadata)s::jsonb[])
-            as d(external_id, title, source, content_hash, metadata)
+                    %(hashes)s::text[], %(metadata)s::jsonb[], %(collections)s::uuid[])
+            as d(external_id, title, source, content_hash, metadata, collection_id)
         -- By name and with no function call in the update: what Citus accepts (on Citus the
         -- constraint also holds tenant_id; excluded.updated_at is the column's default, now()).
         on conflict on constraint documents_owner_external_id_key do update
             set title = excluded.title, source = excluded.source, content_hash = excluded.content_hash,
-                metadata = excluded.metadata, updated_at = excluded.updated_at
+                metadata = excluded.metadata, updated_at = excluded.updated_at,
+                collection_id = excluded.collection_id
         returning external_id, id, (xmax = 0) as created
         """,
         {
@@ -214,6 +230,7 @@ def _upsert_documents(
             "sources": [d.source for d in documents],
             "hashes": [d.content_hash for d in documents],
             "metadata": [Jsonb(d.metadata) for d in documents],
+            "collections": [d.collection_id for d in documents],
         },
     ).fetchall()
     by_external_id = {r[0]: WrittenDocument(r[1], r[2]) for r in rows}
@@ -222,30 +239,47 @@ def _upsert_documents(
 
 # The second line behind row-level security: what the policies of migration 013 allow a reader, in
 # the query itself. %(all_rows)s is true for the service path, which may see and delete every row.
-_READABLE = "(%(all_rows)s or d.visibility = 'public' or d.owner_id = %(viewer)s)"
+_READABLE = (
+    "(%(all_rows)s or d.visibility = 'public' or d.owner_id = %(viewer)s "
+    "or d.collection_id = any(public.caller_collection_ids()))"
+)
 _DOCUMENT_COLUMNS = (
     "d.id, d.external_id, d.title, d.source, d.content_hash, d.metadata, d.visibility, d.owner_id, "
-    "d.created_at, d.updated_at"
+    "d.collection_id, d.created_at, d.updated_at"
 )
 
 
 def list_documents(
-    conn: psycopg.Connection, *, viewer: uuid.UUID | None, all_rows: bool, limit: int, offset: int
+    conn: psycopg.Connection,
+    *,
+    viewer: uuid.UUID | None,
+    all_rows: bool,
+    limit: int,
+    offset: int,
+    collection_id: uuid.UUID | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """A page of the documents the viewer may read, newest first, and their total count."""
-    params = {"viewer": viewer, "all_rows": all_rows, "limit": limit, "offset": offset}
+    """A page of the documents the viewer may read (of one collection, when given), newest first,
+    and their total count."""
+    params = {
+        "viewer": viewer,
+        "all_rows": all_rows,
+        "limit": limit,
+        "offset": offset,
+        "collection": collection_id,
+    }
+    readable = f"{_READABLE} and (%(collection)s::uuid is null or d.collection_id = %(collection)s)"
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             f"""
             select {_DOCUMENT_COLUMNS}
             from documents d
-            where {_READABLE}
+            where {readable}
             order by d.updated_at desc, d.id
             limit %(limit)s offset %(offset)s
             """,
             params,
         ).fetchall()
-        total = cur.execute(f"select count(*) as n from documents d where {_READABLE}", params).fetchone()
+        total = cur.execute(f"select count(*) as n from documents d where {readable}", params).fetchone()
     chunks = chunk_summaries(conn, document_ids=[r["id"] for r in rows])
     for row in rows:
         row["chunk_count"] = chunks[row["id"]].count if row["id"] in chunks else 0
@@ -271,10 +305,11 @@ def get_document(
 def delete_document(
     conn: psycopg.Connection, *, document_id: uuid.UUID, owner: uuid.UUID | None, all_rows: bool
 ) -> bool:
-    """Delete a document the caller owns (or any, for the service path); its chunks cascade.
-    False when there was no such document."""
+    """Delete a document the caller owns or edits through a collection (or any, for the service path);
+    its chunks cascade. False when there was no such document."""
     cur = conn.execute(
-        "delete from documents d where d.id = %(id)s and (%(all_rows)s or d.owner_id = %(owner)s)",
+        "delete from documents d where d.id = %(id)s and (%(all_rows)s or d.owner_id = %(owner)s "
+        "or d.collection_id = any(public.caller_collection_ids('editor')))",
         {"id": document_id, "owner": owner, "all_rows": all_rows},
     )
     return cur.rowcount > 0

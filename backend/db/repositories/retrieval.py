@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,6 +36,7 @@ def prefetch(
     filter: dict[str, Any],
     embedding_model: str | None,
     params: HybridParams,
+    collections: list[uuid.UUID] | None = None,
 ) -> Prefetched:
     """Stage 1 of a search: match_documents (leg "vector") or hybrid_search, then the documents' chunk
     counts and the terms' statistics. Call it in one snapshot, so that a document deleted or re-ingested
@@ -48,6 +50,7 @@ def prefetch(
             filter=filter,
             embedding_model=embedding_model,
             params=params,
+            collections=collections,
         )
     else:
         rows = hybrid_search(
@@ -58,6 +61,7 @@ def prefetch(
             filter=filter,
             embedding_model=embedding_model,
             params=params,
+            collections=collections,
         )
     totals = chunk_counts(conn, document_ids=[r["document_id"] for r in rows])
     return Prefetched(rows, totals, term_statistics(conn, query_text=query_text, params=params))
@@ -72,6 +76,7 @@ def hybrid_search(
     filter: dict[str, Any],
     embedding_model: str | None,
     params: HybridParams,
+    collections: list[uuid.UUID] | None = None,
 ) -> list[dict[str, Any]]:
     """Stage 1 prefetch: public.hybrid_search (full-text OR + HNSW, fused by RRF)."""
     return _call_function(
@@ -84,6 +89,7 @@ def hybrid_search(
             "filter": Jsonb(filter),
             "query_embedding_model": embedding_model,
             **params.sql_args(HYBRID),
+            **_narrowed(collections),
         },
     )
 
@@ -96,6 +102,7 @@ def match_documents(
     filter: dict[str, Any],
     embedding_model: str | None,
     params: HybridParams,
+    collections: list[uuid.UUID] | None = None,
 ) -> list[dict[str, Any]]:
     """Vector-only prefetch: public.match_documents (cosine, min_similarity floor)."""
     return _call_function(
@@ -107,8 +114,14 @@ def match_documents(
             "filter": Jsonb(filter),
             "query_embedding_model": embedding_model,
             **params.sql_args(MATCH),
+            **_narrowed(collections),
         },
     )
+
+
+def _narrowed(collections: list[uuid.UUID] | None) -> dict[str, Any]:
+    """The `collections` argument, only when the search is narrowed (the SQL default is every chunk)."""
+    return {} if collections is None else {"collections": list(collections)}
 
 
 def chunk_counts(conn: psycopg.Connection, *, document_ids: list[Any]) -> dict[str, int]:
