@@ -23,7 +23,7 @@ from backend.db.embedded import start_embedded_server
 
 USER_TABLES = (
     "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats, "
-    "web_search_cache, research_runs, api_keys"
+    "web_search_cache, research_runs, api_keys, collections, collection_members"
 )
 
 

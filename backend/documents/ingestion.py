@@ -271,7 +271,9 @@ class IngestionService:
                 old = existing.get(doc.external_id)
                 by_owner.setdefault(old.owner_id if old is not None else owner_id, []).append(doc)
             for owner, docs in by_owner.items():
-                self._write(conn, docs, vectors, owner, summary, collection_id, existing)
+                self._write(
+                    conn, docs, vectors, owner, summary, collection_id, existing, replace=owner != owner_id
+                )
         self._forget_replaced(changed, existing, scope)
 
     @contextmanager
@@ -296,18 +298,29 @@ class IngestionService:
         summary: IngestSummary,
         collection_id: uuid.UUID | None = None,
         existing: dict[str, documents_repo.ExistingDocument] | None = None,
+        *,
+        replace: bool = False,
     ) -> None:
         def row(doc: PreparedDocument) -> documents_repo.DocumentRow:
             old = (existing or {}).get(doc.external_id)
             target = collection_id or (old.collection_id if old is not None else None)
             return dataclasses.replace(doc.row(), collection_id=target)
 
-        written = documents_repo.write_documents(
-            conn,
-            owner_id=owner_id,
-            embedding_model=self.embedder.model_id,
-            documents=[(row(doc), doc.chunk_rows(vectors)) for doc in changed],
-        )
+        old = existing or {}
+        if replace:  # another member's documents of the collection: rewritten by id
+            written = documents_repo.replace_documents(
+                conn,
+                owner_id=owner_id,
+                embedding_model=self.embedder.model_id,
+                documents=[(old[d.external_id].id, row(d), d.chunk_rows(vectors)) for d in changed],
+            )
+        else:
+            written = documents_repo.write_documents(
+                conn,
+                owner_id=owner_id,
+                embedding_model=self.embedder.model_id,
+                documents=[(row(doc), doc.chunk_rows(vectors)) for doc in changed],
+            )
         for doc, w in zip(changed, written, strict=True):
             status: Status = "created" if w.created else "updated"
             summary.outcomes.append(
