@@ -29,7 +29,12 @@
 --                  the service path): a user's cached entries live on their own shard.
 --   unchanged (local tables of the coordinator): alembic_version, and api_keys (migration 021): a key is
 --                  looked up by its hash once per request, on the coordinator, and joined with nothing;
---                  no worker needs it, and its RLS applies there as on one node.
+--                  no worker needs it, and its RLS applies there as on one node; collections and
+--                  collection_members (migration 024), which must be empty: team collections span
+--                  owners, i.e. tenants, and are not distributed yet (db distribute refuses a database
+--                  holding one; the policies lose their collection terms, documents.collection_id its
+--                  foreign key, documents its documents_moved_erase_copies trigger). Untested on a
+--                  cluster so far (make test-distributed needs Citus, which the session lacked).
 -- Keys grow the tenant: primary keys (tenant_id, id); chunks' and messages' foreign keys
 -- (tenant_id, document_id) / (tenant_id, conversation_id); unique constraints keep their names
 -- (documents_owner_external_id_key is what ingestion's ON CONFLICT names).
@@ -100,6 +105,12 @@ begin
         raise notice 'pgrag tables are already distributed: layout unchanged';
         return;
     end if;
+    -- Team collections (migration 024) span owners, i.e. tenants: not distributed yet. The cluster keeps
+    -- collections and collection_members as empty coordinator tables and the policies without them.
+    if to_regclass('public.collections') is not null and exists (select 1 from public.collections) then
+        raise exception 'this database holds team collections, which a Citus cluster does not support yet'
+            using hint = 'delete them (their documents stay with their owners), then run db distribute again';
+    end if;
     select count(*) into misplaced from public.documents where visibility = 'public' and owner_id is not null;
     if misplaced > 0 then
         raise exception '% public documents have an owner; on Citus the shared corpus is the public tenant', misplaced
@@ -155,6 +166,12 @@ begin
     loop
         qual := replace(p.qual, '( SELECT auth.uid() AS uid)', 'auth.uid()');
         check_expr := replace(p.with_check, '( SELECT auth.uid() AS uid)', 'auth.uid()');
+        -- no collections on the cluster (refused above): a member of none
+        qual := regexp_replace(qual, '\( SELECT caller_collection_ids\([^)]*\) AS caller_collection_ids\)',
+                               '''{}''::uuid[]', 'g');
+        check_expr := regexp_replace(check_expr,
+                                     '\( SELECT caller_collection_ids\([^)]*\) AS caller_collection_ids\)',
+                                     '''{}''::uuid[]', 'g');
         if qual ilike '%select%' or check_expr ilike '%select%' then
             raise exception 'policy % on % has a subquery Citus cannot distribute: %', p.policyname, p.tablename,
                 coalesce(qual, check_expr);
@@ -169,7 +186,10 @@ begin
         end if;
     end loop;
 
-    -- 4. distribute, parents first; then the co-located foreign keys.
+    -- 4. distribute, parents first; then the co-located foreign keys. documents.collection_id keeps no
+    -- foreign key to the coordinator's collections (Citus refuses one to a local table; it is always null).
+    alter table public.documents drop constraint if exists documents_collection_id_fkey;
+    drop trigger if exists documents_moved_erase_copies on public.documents;
     perform create_distributed_table('public.documents', 'tenant_id', shard_count => shards);
     foreach t in array array['chunks', 'conversations', 'messages', 'research_runs', 'term_stats', 'corpus_stats'] loop
         perform create_distributed_table(format('public.%I', t), 'tenant_id', colocate_with => 'public.documents');

@@ -13,6 +13,9 @@
 --     the HNSW indexes (hence volatile; they last until the transaction ends, where single node's
 --     function-level settings end with the call).
 -- Row-level security is the workers': Citus connects as the request's role, with its claims.
+-- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
+-- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
+-- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search(
@@ -31,7 +34,8 @@ create or replace function public.hybrid_search(
     length_norm double precision default 0.5,
     match_df_budget integer default 2000,
     filtered_ef_search integer default 200,
-    exact_scan_threshold integer default 3000
+    exact_scan_threshold integer default 3000,
+    collections uuid[] default null
 )
 returns table (
     id bigint,
@@ -77,6 +81,9 @@ declare
     scope_distances double precision[];
     exact boolean := false;
 begin
+    if collections is not null then
+        raise exception 'team collections are not available on a Citus cluster yet' using errcode = '0A000';
+    end if;
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
     end if;

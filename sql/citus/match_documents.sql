@@ -3,6 +3,9 @@
 -- Single-node counterpart: sql/match_documents.sql (parameters, columns, plans). On the cluster: the
 -- tenants in scope prune the shards (search_tenants(), $16 of match_documents_query), and the HNSW
 -- settings are SET LOCAL so they reach the workers (see sql/citus/hybrid_search.sql).
+-- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
+-- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
+-- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
 set search_path = public, extensions;
 
 create or replace function public.match_documents(
@@ -13,7 +16,8 @@ create or replace function public.match_documents(
     query_embedding_model text default null,
     ef_search integer default 100,
     filtered_ef_search integer default 200,
-    exact_scan_threshold integer default 3000
+    exact_scan_threshold integer default 3000,
+    collections uuid[] default null
 )
 returns table (
     id bigint,
@@ -47,6 +51,9 @@ declare
     exact boolean := false;
     tenants uuid[] := public.search_tenants();
 begin
+    if collections is not null then
+        raise exception 'team collections are not available on a Citus cluster yet' using errcode = '0A000';
+    end if;
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
     end if;

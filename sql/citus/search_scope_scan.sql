@@ -10,6 +10,9 @@
 -- and the distances run as multi-shard queries with their LIMIT pushed to each shard. The filter
 -- arrives compiled (search_filter()'s parts, as on one node since migration 019), and the path is
 -- evaluated only on rows the caller may read, as on one node.
+-- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
+-- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
+-- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
 set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.
@@ -29,6 +32,7 @@ create or replace function public.search_scope_scan(
     created_until timestamptz default null,
     updated_from timestamptz default null,
     updated_until timestamptz default null,
+    collections uuid[] default null,
     out ids bigint[],
     out nearest bigint[],
     out distances double precision[]
@@ -67,6 +71,9 @@ declare
           and ($11::uuid[] is null or c.tenant_id = any($11))
     $q$;
 begin
+    if collections is not null then
+        raise exception 'team collections are not available on a Citus cluster yet' using errcode = '0A000';
+    end if;
     if coalesce(max_rows, 0) < 1 then
         return;  -- all null: not counted, walk HNSW
     end if;
@@ -135,9 +142,9 @@ $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.
 revoke execute on function public.search_scope_scan(
     integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
-    timestamptz, timestamptz, timestamptz, timestamptz
+    timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) from public, anon;
 grant execute on function public.search_scope_scan(
     integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
-    timestamptz, timestamptz, timestamptz, timestamptz
+    timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) to authenticated, service_role;

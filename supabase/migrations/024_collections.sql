@@ -212,8 +212,8 @@ create policy "The service role can manage every membership" on public.collectio
 -- document goes into a collection only by one of its editors (insert, and the new row of an update).
 
 drop policy if exists "Users can read public documents and their own" on public.documents;
-drop policy if exists "Users can read public documents, their own and their collections'" on public.documents;
-create policy "Users can read public documents, their own and their collections'" on public.documents
+drop policy if exists "Users can read public documents, their own and their teams'" on public.documents;
+create policy "Users can read public documents, their own and their teams'" on public.documents
     for select to authenticated
     using (visibility = 'public' or owner_id = (select auth.uid())
            or collection_id = any((select public.caller_collection_ids())::uuid[]));
@@ -239,8 +239,8 @@ create policy "Users can delete their own documents and their collections'" on p
            and (owner_id = (select auth.uid()) or collection_id = any((select public.caller_collection_ids('editor'))::uuid[])));
 
 drop policy if exists "Users can read public chunks and their own" on public.chunks;
-drop policy if exists "Users can read public chunks, their own and their collections'" on public.chunks;
-create policy "Users can read public chunks, their own and their collections'" on public.chunks
+drop policy if exists "Users can read public chunks, their own and their teams'" on public.chunks;
+create policy "Users can read public chunks, their own and their teams'" on public.chunks
     for select to authenticated
     using (visibility = 'public' or owner_id = (select auth.uid())
            or collection_id = any((select public.caller_collection_ids())::uuid[]));
