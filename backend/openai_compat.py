@@ -180,6 +180,7 @@ class OpenAICompat:
             options=request.options,
             web=request.web,
             sampling=request.sampling,
+            scope_from_conversation=request.options.collections is None,
         )
 
     def research_request(
@@ -191,6 +192,7 @@ class OpenAICompat:
             preset=RESEARCH_MODELS[request.model],
             web=request.web,
             filters=request.options.filters,
+            collections=request.options.collections,
         )
 
     async def complete(self, request: CompletionRequest, identity: Identity) -> dict[str, Any]:

@@ -251,3 +251,17 @@ def test_collections_belong_to_users_and_validate_their_input(team):
     assert team.a.patch(f"/collections/{team.collection}", json={"name": "火星组"}).json()["name"] == "火星组"
     mine = team.a.get("/collections").json()["items"]
     assert [(c["name"], c["role"], c["member_count"]) for c in mine] == [("火星组", "admin", 3)]
+
+
+def test_the_openai_compatible_api_takes_collections_in_its_pgrag_extension(team):
+    def complete(client: TestClient, **pgrag) -> dict:
+        body = {"model": "pgrag", "messages": [{"role": "user", "content": QUESTION}], "pgrag": pgrag}
+        response = client.post("/v1/chat/completions", json=body)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    reply = complete(team.b, collections=[team.collection])
+    assert "火星基地计划" in {s["title"] for s in reply["pgrag"]["sources"]}
+    body = {"model": "pgrag", "messages": [{"role": "user", "content": QUESTION}]}
+    refused = team.d.post("/v1/chat/completions", json={**body, "pgrag": {"collections": [team.collection]}})
+    assert refused.status_code == 404

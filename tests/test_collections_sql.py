@@ -26,7 +26,7 @@ class Team:
     doc: uuid.UUID  # A's document in the collection
 
 
-def add_member(conn: psycopg.Connection, collection: uuid.UUID, user: uuid.UUID, role: str) -> None:
+def add_member(conn: psycopg.Connection, collection: uuid.UUID, user: uuid.UUID | None, role: str) -> None:
     conn.execute(
         "insert into collection_members (collection_id, user_id, role) values (%s, %s, %s)",
         (collection, user, role),

@@ -34,6 +34,13 @@ class PgragOptionsIn(BaseModel):
     )
     filters: dict[str, Any] | None = Field(default=None, description="as on /chat:\n\n" + FILTERS_DESCRIPTION)
     web: bool | Literal["auto"] = Field(default="auto", description="as on /chat")
+    collections: list[uuid.UUID] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="search only these team collections, as on /chat (omitted: the conversation's scope, "
+        "else everything you may read)",
+    )
     mode: Literal["hybrid", "vector", "fulltext"] | None = None
     top_k: int | None = Field(default=None, ge=1)
     reranker: RerankerName | None = Field(default=None, description=RERANKER_DESCRIPTION)

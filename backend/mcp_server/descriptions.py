@@ -26,6 +26,10 @@ SEARCH_FILTERS = (
     'Metadata filter, e.g. {"tags": ["hr"]}, {"lang": "en"}, {"created_at": {"$gte": "2024-01-01"}}, '
     '{"source": "wiki"}. Only whitelisted keys; an unknown key is an error that names the allowed ones.'
 )
+SEARCH_COLLECTIONS = (
+    "Search only these team collections (their ids); unset: everything the user may read. A collection "
+    "the user is no member of is an error."
+)
 SEARCH_MODE = "hybrid (default), fulltext (exact words, names, codes) or vector (meaning only)."
 
 ASK = """\

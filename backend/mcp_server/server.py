@@ -90,12 +90,17 @@ def _add_question_tools(server: MCPServer, caller_of: CallerOf) -> None:
         top_k: Annotated[int | None, Field(description=d.SEARCH_TOP_K, ge=1, le=50)] = None,
         filters: Annotated[dict[str, Any] | None, Field(description=d.SEARCH_FILTERS)] = None,
         mode: Annotated[SearchMode | None, Field(description=d.SEARCH_MODE)] = None,
+        collections: Annotated[
+            list[uuid.UUID] | None, Field(description=d.SEARCH_COLLECTIONS, min_length=1, max_length=100)
+        ] = None,
     ) -> dict[str, Any]:
         with tool_errors("search"):
             check_text(query=query, filters=filters)
             caller = caller_of(ctx)
             caller.spend("search")
-            request = SearchRequest(query=query, top_k=top_k, filters=filters, mode=mode)
+            request = SearchRequest(
+                query=query, top_k=top_k, filters=filters, mode=mode, collections=collections
+            )
             retrieval, identity = caller.services.retrieval, caller.identity
             result = await asyncio.to_thread(retrieval.search, request, identity=identity)
             log_search_done(result)
@@ -105,6 +110,7 @@ def _add_question_tools(server: MCPServer, caller_of: CallerOf) -> None:
                 "results": [search_hit(i, c) for i, c in enumerate(result.results, 1)],
                 "matched_count": result.diagnostics.matched_count,
                 "filters_applied": where.applied_where if where else (filters or {}),
+                "scope": result.diagnostics.scope.model_dump(mode="json"),
             }
 
     @server.tool(description=d.ASK, annotations=STORES_A_TURN)

@@ -60,6 +60,7 @@ async def chat_completions(
             mode=extra.mode if extra else None,
             top_k=extra.top_k if extra else None,
             reranker=extra.reranker if extra else None,
+            collections=extra.collections if extra else None,
         ),
         web=extra.web if extra else "auto",
         conversation_id=extra.conversation_id if extra else None,
