@@ -393,6 +393,7 @@ def test_research_mode_follows_the_progress_events_and_cites_the_report(demo, br
             "question": "How are searches tuned and cited?",
             "conversation_id": None,
             "web": "auto",
+            "collections": None,  # the picker's "all my documents"
             "stream": True,
         }
     ]
@@ -608,3 +609,54 @@ def test_the_api_keys_dialog_shows_a_new_key_once_and_revokes_it(demo, page: Pag
     assert page.request.get(url + "/documents", headers={"Authorization": f"Bearer {key}"}).status == 401
     dialog.get_by_role("button", name="关闭").click()
     expect(dialog).to_be_hidden()
+
+
+def test_a_collection_is_made_filled_and_picked_and_the_answer_cites_only_its_documents(demo, page: Page):
+    """Issue 27: the Collections dialog creates one, uploads into it and shows the admin its members;
+    the picker beside the question box narrows the conversation to it, and a reload keeps the scope."""
+    url, services = demo
+    open_chat(page, url)
+    page.get_by_role("button", name="协作集").click()
+    dialog = page.get_by_role("dialog", name="协作集")
+    expect(dialog.locator(".collection-list")).to_contain_text("你还不属于任何协作集")
+    dialog.get_by_label("名称").fill("火星组")
+    dialog.get_by_role("button", name="创建协作集").click()
+    expect(dialog.locator(".collection-name")).to_have_text("火星组")
+    expect(dialog.locator(".collection-role")).to_have_text("你的角色：管理员")
+    try:
+        mars = "# 火星基地计划\n\n火星基地的氧气由电解冰层获得，每名宇航员每天需要八百克氧气。\n"
+        dialog.get_by_label("上传到这个协作集").set_input_files(
+            {"name": "mars.md", "mimeType": "text/markdown", "buffer": mars.encode()}
+        )
+        dialog.get_by_role("button", name="上传", exact=True).click()
+        expect(dialog.locator(".collection-documents")).to_contain_text("火星基地计划")
+        # The members dialog of an admin: the owner's row (fixed), then a viewer added by id.
+        members = dialog.locator(".member-row")
+        expect(members).to_have_count(1)
+        expect(members.first).to_contain_text("所有者")
+        viewer = str(uuid.UUID(int=0xB))
+        dialog.get_by_label("用户 ID").fill(viewer)
+        dialog.locator(".member-form select[name=role]").select_option("viewer")
+        dialog.get_by_role("button", name="添加成员").click()
+        expect(members).to_have_count(2)
+        expect(dialog.locator(f'.member-row[data-user="{viewer}"] select')).to_have_value("viewer")
+        dialog.get_by_role("button", name="关闭").click()
+
+        page.get_by_label("搜索范围").select_option(label="火星组")
+        with page.expect_request(lambda r: r.url.endswith("/chat")) as sent:
+            ask(page, "火星基地的氧气从哪里来？")
+        assert json.loads(sent.value.post_data or "{}")["collections"] is not None
+        answer = page.locator(".msg.assistant").last
+        titles = answer.locator(".sources .source-title")
+        expect(titles.first).to_be_visible()
+        assert set(titles.all_inner_texts()) == {"火星基地计划"}
+
+        page.reload()
+        expect(page.locator(".msg.assistant")).to_have_count(1)
+        expect(page.get_by_label("搜索范围")).to_have_value(sent.value.post_data_json["collections"][0])
+        page.get_by_role("button", name="新对话").click()
+        expect(page.get_by_label("搜索范围")).to_have_value("")
+    finally:
+        with services.db.owner() as conn:
+            conn.execute("delete from documents where collection_id is not null")
+            conn.execute("delete from collections")

@@ -36,7 +36,8 @@ export class Api {
 
   async #fetch(path, { method = "GET", body, signal, accept = "application/json" } = {}, retried = false) {
     const headers = { Accept: accept };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const form = body instanceof FormData; // a file upload: the browser writes its multipart header
+    if (body !== undefined && !form) headers["Content-Type"] = "application/json";
     if (this.auth) {
       const token = await this.auth.accessToken({ forceRefresh: retried });
       if (!token) {
@@ -50,7 +51,7 @@ export class Api {
       response = await fetch(path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined || form ? body : JSON.stringify(body),
         signal,
       });
     } catch (error) {

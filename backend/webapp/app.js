@@ -3,6 +3,7 @@
 
 import { Api } from "./api.js";
 import { AuthError, SupabaseAuth } from "./auth.js";
+import { CollectionsDialog, loadCollections, renderPicker } from "./collections.js";
 import { loadConversations, newChat, renderConversations, route } from "./conversations.js";
 import { clear, h } from "./dom.js";
 import { applyStatic, lang, setLang, t } from "./i18n.js";
@@ -41,7 +42,7 @@ async function start() {
   const email = state.auth?.user?.email;
   ui.user.textContent = email || "";
   ui.signOut.hidden = !state.auth;
-  await Promise.all([loadConversations(), showLibrarySize()]);
+  await Promise.all([loadConversations(), loadCollections(), showLibrarySize()]);
   await route(true);
   ui.input.focus();
 }
@@ -118,6 +119,7 @@ function wireStaticControls() {
     setLang(lang() === "zh" ? "en" : "zh");
     renderExamples();
     renderConversations();
+    renderPicker();
     renderMessages();
     state.panel?.render();
     setBusy(state.controller);
@@ -126,6 +128,10 @@ function wireStaticControls() {
   });
   ui.signinForm.addEventListener("submit", signIn);
   ui.signOut.addEventListener("click", signOut);
+  $("#collections-open").addEventListener("click", () => {
+    state.collectionsDialog ??= new CollectionsDialog($("#collections-dialog"), state.api);
+    state.collectionsDialog.open();
+  });
   $("#keys-open").addEventListener("click", () => {
     state.keys ??= new KeysDialog($("#keys-dialog"), state.api);
     state.keys.open();

@@ -1,5 +1,6 @@
 // The conversation list, and which conversation the page shows (the address says: #/c/<id>).
 
+import { showScope } from "./collections.js";
 import { clear, h } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
 import { errorText } from "./render.js";
@@ -47,6 +48,7 @@ export async function route(force = false) {
   state.conversationId = id;
   state.messages = [];
   renderConversations();
+  showScope(state.conversations.find((c) => c.id === id)?.collections ?? null);
   if (id) {
     try {
       const stored = await state.api.json(`/conversations/${id}/messages`);

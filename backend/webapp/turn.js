@@ -1,6 +1,7 @@
 // One turn: the question sent to POST /chat (or /research), its events drawn as they arrive.
 
 import { ApiError } from "./api.js";
+import { chosenCollections } from "./collections.js";
 import { t } from "./i18n.js";
 import { loadConversations } from "./conversations.js";
 import { errorText } from "./render.js";
@@ -21,9 +22,11 @@ export async function send(text) {
   const controller = new AbortController();
   setBusy(controller);
   const web = { auto: "auto", on: true, off: false }[ui.webSelect.value] ?? "auto";
+  // The scope: the picked collection, or everything (null; on /chat it is stored with the conversation).
+  const collections = chosenCollections();
   const body = research
-    ? { question, conversation_id: state.conversationId, web }
-    : { message: question, conversation_id: state.conversationId, web };
+    ? { question, conversation_id: state.conversationId, web, collections }
+    : { message: question, conversation_id: state.conversationId, web, collections };
   try {
     for await (const event of state.api.stream(research ? "/research" : "/chat", body, { signal: controller.signal })) {
       onEvent(answer, event);

@@ -14,6 +14,8 @@ export const state = {
   api: null,
   panel: null,
   keys: null, // the API keys dialog, made when first opened
+  collectionsDialog: null, // made when first opened
+  collections: [], // the caller's team collections (GET /collections)
   conversations: [],
   conversationId: null,
   messages: [],
@@ -36,6 +38,7 @@ export const ui = {
   send: $("#send"),
   web: $("#web-option"),
   webSelect: $("#web-select"),
+  scopeSelect: $("#scope-select"),
   research: $("#research-option"),
   researchToggle: $("#research-toggle"),
   live: $("#live"),
