@@ -645,7 +645,8 @@ def test_a_collection_is_made_filled_and_picked_and_the_answer_cites_only_its_do
         page.get_by_label("搜索范围").select_option(label="火星组")
         with page.expect_request(lambda r: r.url.endswith("/chat")) as sent:
             ask(page, "火星基地的氧气从哪里来？")
-        assert json.loads(sent.value.post_data or "{}")["collections"] is not None
+        picked = json.loads(sent.value.post_data or "{}")["collections"]
+        assert picked is not None
         answer = page.locator(".msg.assistant").last
         titles = answer.locator(".sources .source-title")
         expect(titles.first).to_be_visible()
@@ -653,7 +654,7 @@ def test_a_collection_is_made_filled_and_picked_and_the_answer_cites_only_its_do
 
         page.reload()
         expect(page.locator(".msg.assistant")).to_have_count(1)
-        expect(page.get_by_label("搜索范围")).to_have_value(sent.value.post_data_json["collections"][0])
+        expect(page.get_by_label("搜索范围")).to_have_value(picked[0])
         page.get_by_role("button", name="新对话").click()
         expect(page.get_by_label("搜索范围")).to_have_value("")
     finally:

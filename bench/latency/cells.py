@@ -11,6 +11,7 @@ import itertools
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,18 +163,21 @@ def sql_runner(
     identity: Identity | None = None,
     tree: dict[str, Any] | None = None,
     params: HybridParams | None = None,
+    collections: list[uuid.UUID] | None = None,
 ) -> RunnerFactory:
     """A factory of (run, close) pairs calling the product's repository functions on own connections.
 
     identity None: as the tables' owner (no row-level security). An identity: each call in its own
     transaction as that user, exactly as the API runs it (backend.db.identity), so RLS applies.
     tree: a filter other than RARE_FILTER (filtered is then ignored). params: other than the settings'.
+    collections: narrow every call to these team collections (issue 27).
     """
     common: dict[str, Any] = {
         "match_count": settings.rag_prefetch_k,
         "filter": tree if tree is not None else RARE_FILTER if filtered else {},
         "embedding_model": model,
         "params": params or HybridParams.from_settings(settings),
+        "collections": collections,
     }
 
     def open_runner() -> tuple[Runner, Callable[[], None]]:

@@ -23,6 +23,7 @@ from backend.db.ship_sql import apply_sql_folder
 from bench.common import log
 from bench.common.db import admin, bench_server, scalar, timed, with_database
 from bench.common.synthetic import GENERATOR_VERSION, Batch, SyntheticCorpus
+from bench.latency import collections as bench_collections
 
 DOCUMENT_COPY = (
     "copy public.documents (id, owner_id, external_id, title, source, content_hash, metadata) "
@@ -46,6 +47,7 @@ def fingerprint(corpus: SyntheticCorpus, model: str) -> dict[str, Any]:
         "dims": corpus.dims,
         "seed": corpus.seed,
         "model": model,
+        "collections": 1,  # bench/latency/collections.py's layout
     }
 
 
@@ -138,6 +140,11 @@ def load(
             copy_seconds=round(copy, 2),
             trigger_seconds=round(trigger, 2) if term_stats == "trigger" else None,
         )
+        started = time.perf_counter()
+        out["collection_chunks"] = bench_collections.assign(conn)
+        conn.commit()
+        out["collections_seconds"] = round(time.perf_counter() - started, 2)
+        log(f"  {out['collection_chunks']} chunks put into collections in {out['collections_seconds']} s")
         if term_stats == "refresh":
             out["refresh_term_stats_seconds"] = timed(conn, "select public.refresh_term_stats()")
             conn.execute("alter table public.chunks enable trigger chunks_term_stats_insert")

@@ -8,6 +8,10 @@ A scope is one of
                      corpus's "sel" metadata, bench/common/synthetic.py), as the tables' owner
     tenant-x%        no filter, as the signed-in user who owns x % of the documents, through row-level
                      security: the policies admit the public corpus (1 %) and the user's own chunks
+    collection-x%    a member of a team collection holding about x % of the chunks, the search
+                     narrowed to it (`collections: [id]`), through row-level security
+    member-of-20     a user in 20 collections (0.05 % each): unnarrowed (the public corpus and the 20
+                     collections, through RLS), and narrowed to the 20 (bench/latency/collections.py)
 Each cell runs for --seconds-per-cell (or --max-queries-per-cell), one connection, the functions as
 the product calls them (HybridParams.from_settings: the shipped exact_scan_threshold). Recall@10 of
 each cell is measured against the same function on the same scope with the exact plan forced
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +38,15 @@ from backend.retrieval.params import HYBRID, MATCH, HybridParams
 from bench.common import log
 from bench.common.synthetic import PUBLIC_SHARE, TENANT_SHARES, Query, tenant_id
 from bench.latency.cells import CellResult, run_cell, sql_runner
+from bench.latency.collections import (
+    COLLECTION_SHARES,
+    MEMBER_OF_20,
+    TEAM_SHARE,
+    TEAMS,
+    collection_id,
+    member_of,
+    team_names,
+)
 
 # The unfiltered scope's exact truth: a filter every chunk passes, so that the functions take the scope
 # path (an empty filter without RLS has no scope to rank exactly).
@@ -48,6 +62,8 @@ class Scope:
     identity: Identity | None  # None: the tables' owner (no RLS)
     selectivity: float | None = None  # the share of chunks the filter admits by construction
     tenant_share: float | None = None  # the share of documents the tenant owns
+    collections: list[uuid.UUID] | None = None  # the search narrowed to these team collections
+    collection_share: float | None = None  # the share of chunks the collection(s) hold by construction
 
 
 def tenant_identity(name: str) -> Identity:
@@ -67,16 +83,43 @@ def scopes(selectivities: Sequence[float], tenants: bool = True) -> list[Scope]:
             Scope(name, {}, tenant_identity(name), tenant_share=share)
             for name, share in TENANT_SHARES.items()
         ]
+        out += [
+            Scope(
+                name,
+                {},
+                tenant_identity(member_of(name)),
+                collections=[collection_id(name)],
+                collection_share=share,
+            )
+            for name, share in COLLECTION_SHARES.items()
+        ]
+        teams = [collection_id(n) for n in team_names()]
+        twenty = TEAMS * TEAM_SHARE
+        out += [
+            Scope(MEMBER_OF_20, {}, tenant_identity(MEMBER_OF_20), collection_share=twenty),
+            Scope(
+                f"{MEMBER_OF_20} narrowed",
+                {},
+                tenant_identity(MEMBER_OF_20),
+                collections=teams,
+                collection_share=twenty,
+            ),
+        ]
     return out
 
 
 def admitted(url: str, scope: Scope) -> int:
     """How many chunks the scope admits, counted as the tables' owner."""
     with connect(url, autocommit=True) as conn:
-        if scope.identity is not None:
+        if scope.collections is not None:
             row = conn.execute(
-                "select count(*) from public.chunks where visibility = 'public' or owner_id = %s",
-                (scope.identity.user_id,),
+                "select count(*) from public.chunks where collection_id = any(%s)", (scope.collections,)
+            ).fetchone()
+        elif scope.identity is not None:
+            row = conn.execute(
+                "select count(*) from public.chunks c where c.visibility = 'public' or c.owner_id = %s or "
+                "c.collection_id in (select m.collection_id from collection_members m where m.user_id = %s)",
+                (scope.identity.user_id, scope.identity.user_id),
             ).fetchone()
         elif scope.filter:
             row = conn.execute(
@@ -98,10 +141,25 @@ def recall(
     # The unfiltered scope has no scope to rank exactly without a filter: one every chunk passes.
     truth_tree = EVERY_CHUNK if not scope.filter and scope.identity is None else scope.filter
     planned_run, close_planned = sql_runner(
-        url, settings, model, case, False, identity=scope.identity, tree=scope.filter
+        url,
+        settings,
+        model,
+        case,
+        False,
+        identity=scope.identity,
+        tree=scope.filter,
+        collections=scope.collections,
     )()
     exact_run, close_exact = sql_runner(
-        url, settings, model, case, False, identity=scope.identity, tree=truth_tree, params=exact_params
+        url,
+        settings,
+        model,
+        case,
+        False,
+        identity=scope.identity,
+        tree=truth_tree,
+        params=exact_params,
+        collections=scope.collections,
     )()
     recalls: list[float] = []
     exact_taken = answered = truth_exact = truths = 0
@@ -155,7 +213,14 @@ def run_sweep(
         count = admitted(url, scope)
         for case in (HYBRID, MATCH):
             factory = sql_runner(
-                url, settings, model, case, False, identity=scope.identity, tree=scope.filter
+                url,
+                settings,
+                model,
+                case,
+                False,
+                identity=scope.identity,
+                tree=scope.filter,
+                collections=scope.collections,
             )
             cell: CellResult = run_cell(
                 case,
@@ -173,6 +238,8 @@ def run_sweep(
                 "scope": scope.label,
                 "selectivity": scope.selectivity,
                 "tenant_share": scope.tenant_share,
+                "collection_share": scope.collection_share,
+                "narrowed_to": len(scope.collections) if scope.collections is not None else None,
                 "public_share": PUBLIC_SHARE if scope.identity else None,
                 "rls": scope.identity is not None,
                 "admitted": count,
@@ -218,6 +285,9 @@ def render_sweep(records: list[dict[str, Any]], seconds: float) -> list[str]:
         f"c=1, {seconds:g} s per cell; recall@10 against the same function with the exact plan forced, "
         'same scope and identity, same run. `selectivity s`: the filter `{"sel": ["s"]}` as the tables\' '
         f"owner; `tenant-x%`: a signed-in user owning x % of the documents, through RLS (public corpus "
-        f"{PUBLIC_SHARE:.0%}); exact plan: the share of the recall queries the planner ranked exactly.",
+        f"{PUBLIC_SHARE:.0%}); `collection-x%`: a member of a team collection holding about x % of the "
+        "chunks, narrowed to it; `member-of-20`: a user in 20 collections (0.05 % each), unnarrowed "
+        "(public corpus + the 20) and narrowed to the 20; exact plan: the share of the recall queries the "
+        "planner ranked exactly.",
         "\n".join(header + rows),
     ]
