@@ -265,3 +265,23 @@ def test_the_openai_compatible_api_takes_collections_in_its_pgrag_extension(team
     body = {"model": "pgrag", "messages": [{"role": "user", "content": QUESTION}]}
     refused = team.d.post("/v1/chat/completions", json={**body, "pgrag": {"collections": [team.collection]}})
     assert refused.status_code == 404
+
+
+def test_an_owner_demoted_to_viewer_gets_a_403_for_re_ingesting_their_document_in_the_collection(team):
+    """Ingesting without collection_id keeps a document in its collection: the collection's rules apply."""
+    added = post(team.c, "/documents", {**PLAN, "external_id": "c-doc", "collection_id": team.collection})
+    assert (
+        team.a.put(f"/collections/{team.collection}/members/{C}", json={"role": "viewer"}).status_code == 204
+    )
+    response = team.c.post("/documents", json={**PLAN, "external_id": "c-doc", "content": "新的内容。"})
+    assert response.status_code == 403, response.text
+    assert "viewer" in response.json()["detail"]
+    # Taking it out is still the owner's right; then it is theirs to change.
+    document_id = added["documents"][0]["document_id"]
+    assert team.c.patch(f"/documents/{document_id}", json={"collection_id": None}).status_code == 200
+    assert (
+        post(team.c, "/documents", {**PLAN, "external_id": "c-doc", "content": "新的内容。"})["documents"][0][
+            "status"
+        ]
+        == "updated"
+    )

@@ -86,6 +86,13 @@ def _payload(exc: Exception) -> tuple[int, dict[str, Any]]:
             "try again, or narrow the request",
             "error": "DatabaseTimeout",
         }
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        # Row-level security refused a write the service's own checks let through (they give the
+        # reason first, as a Forbidden): still the caller's 403, never a 500.
+        return 403, {
+            "detail": "the database refused this change: your role does not allow it",
+            "error": "Forbidden",
+        }
     if isinstance(exc, psycopg.OperationalError):
         return 503, {
             "detail": "the database is unavailable; try again shortly",

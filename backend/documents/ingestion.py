@@ -257,6 +257,15 @@ class IngestionService:
                 changed.append(doc)
         if not changed:
             return
+        if collection_id is None and identity is not None:
+            # A changed document stays in its collection: the collection's editors (only) rewrite it.
+            kept_in = {
+                o.collection_id for d in changed if (o := existing.get(d.external_id)) and o.collection_id
+            }
+            if kept_in:
+                with self.db.as_user(identity, read_only=True) as conn:
+                    for kept in sorted(kept_in):
+                        require_role(conn, identity, kept, "editor")
         # A collection's documents are cached in the collection's scope (migration 024): its editors
         # may read them all, and no one else looks there.
         scope = collection_id or cache_scope(owner_id)
