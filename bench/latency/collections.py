@@ -1,7 +1,9 @@
 """Team collections in the latency corpus (issue 27): the collection cells of the selectivity sweep.
 
-At load time (load.py, before the HNSW build) documents of the "other" owners (neither a bench tenant
-nor the public corpus) are put into collections, deterministically from an md5 of the document id:
+At load time (load.py: the collections first, then each document's collection_id in its COPY, so the
+chunks inherit it and are counted in the collection's statistics scope as they are written) documents
+of the "other" owners (neither a bench tenant nor the public corpus) are put into collections,
+deterministically from an md5 of the document id:
     collection-0.1%, collection-1%, collection-10%   about that share of all chunks each
     team-1 ... team-20                               0.05 % each (1 % together)
 and members are added: member-0.1% / member-1% / member-10% view the collection of that name,
@@ -13,6 +15,7 @@ member-of-20 views the twenty teams. The sweep's cells (sweep.py) search as thes
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 import psycopg
@@ -40,22 +43,43 @@ def member_of(name: str) -> str:
     return name.replace("collection-", "member-")
 
 
-def assign(conn: psycopg.Connection) -> int:
-    """Create the collections and memberships and put documents into them (in the caller's
-    transaction, as the tables' owner); returns the chunks now in a collection."""
+def _layout() -> tuple[list[str], list[float]]:
+    """The collections in order and the cumulative edges (over [0, 1)) that place a document in each."""
     names = [*COLLECTION_SHARES, *team_names()]
     shares = [*COLLECTION_SHARES.values(), *([TEAM_SHARE] * TEAMS)]
     edges, edge = [], 0.0
     for share in shares:
         edge += share / OTHER_SHARE
         edges.append(edge)
+    return names, edges
+
+
+NAMES, EDGES = _layout()
+_BENCH_OWNERS = frozenset(tenant_id(name) for name in TENANT_SHARES)
+
+
+def placed(doc_id: uuid.UUID, owner_id: uuid.UUID | None) -> uuid.UUID | None:
+    """The collection a document of the synthetic corpus goes into, or None: drawn from an md5 of its
+    id (independent of the bits owner_of reads), among the "other" owners' documents only."""
+    if owner_id is None or owner_id in _BENCH_OWNERS:
+        return None
+    u = int(hashlib.md5(str(doc_id).encode()).hexdigest()[:15], 16) / 2**60
+    for name, edge in zip(NAMES, EDGES, strict=True):
+        if u < edge:
+            return collection_id(name)
+    return None
+
+
+def create(conn: psycopg.Connection) -> None:
+    """The collections and their members, before the load (as the tables' owner, in the caller's
+    transaction). Fixed ids, so that a reused database and the sweep agree: the trigger that draws
+    ids rests meanwhile."""
     owner = tenant_id("collection-owner")
-    # Fixed ids, so that a reused database and the sweep agree: the trigger that draws ids rests.
     conn.execute("alter table public.collections disable trigger collections_before_write")
     conn.execute(
         "insert into public.collections (id, owner_id, name) "
         "select unnest(%s::uuid[]), %s, unnest(%s::text[]) on conflict (id) do nothing",
-        ([collection_id(n) for n in names], owner, names),
+        ([collection_id(n) for n in NAMES], owner, NAMES),
     )
     conn.execute("alter table public.collections enable trigger collections_before_write")
     members = [(collection_id(n), tenant_id(member_of(n))) for n in COLLECTION_SHARES]
@@ -65,30 +89,3 @@ def assign(conn: psycopg.Connection) -> int:
         "select c, u, 'viewer' from unnest(%s::uuid[], %s::uuid[]) as m(c, u) on conflict do nothing",
         ([c for c, _ in members], [u for _, u in members]),
     )
-    bench_owners = [tenant_id(name) for name in TENANT_SHARES]
-    conn.execute(
-        """
-        with drawn as (
-            select d.id, ('x' || substr(md5(d.id::text), 1, 15))::bit(60)::bigint / 2.0 ^ 60 as u
-            from public.documents d
-            where d.visibility = 'private' and d.owner_id <> all(%(bench_owners)s)
-        ), placed as (
-            -- the first collection whose cumulative edge lies above u
-            select r.id,
-                   (%(ids)s::uuid[])[(select count(*) from unnest(%(edges)s::float8[]) e where e <= r.u) + 1]
-                       as collection_id
-            from drawn r
-            where r.u < %(last)s
-        )
-        update public.documents d set collection_id = p.collection_id
-        from placed p where d.id = p.id
-        """,
-        {
-            "bench_owners": bench_owners,
-            "ids": [collection_id(n) for n in names],
-            "edges": edges,
-            "last": edges[-1],
-        },
-    )
-    row = conn.execute("select count(*) from public.chunks where collection_id is not null").fetchone()
-    return int(row[0]) if row else 0

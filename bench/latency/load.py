@@ -26,7 +26,7 @@ from bench.common.synthetic import GENERATOR_VERSION, Batch, SyntheticCorpus
 from bench.latency import collections as bench_collections
 
 DOCUMENT_COPY = (
-    "copy public.documents (id, owner_id, external_id, title, source, content_hash, metadata) "
+    "copy public.documents (id, owner_id, external_id, title, source, content_hash, metadata, collection_id) "
     "from stdin with (format binary)"
 )
 SERVER_SETTINGS = (
@@ -47,7 +47,7 @@ def fingerprint(corpus: SyntheticCorpus, model: str) -> dict[str, Any]:
         "dims": corpus.dims,
         "seed": corpus.seed,
         "model": model,
-        "collections": 1,  # bench/latency/collections.py's layout
+        "collections": 2,  # bench/latency/collections.py's layout
     }
 
 
@@ -120,6 +120,7 @@ def load(
         conn.execute(sql.SQL("drop index public.{}").format(sql.Identifier(index)))
         if term_stats == "refresh":
             conn.execute("alter table public.chunks disable trigger chunks_term_stats_insert")
+        bench_collections.create(conn)
         conn.commit()
         generate = copy = trigger = 0.0
         loaded = 0
@@ -140,11 +141,10 @@ def load(
             copy_seconds=round(copy, 2),
             trigger_seconds=round(trigger, 2) if term_stats == "trigger" else None,
         )
-        started = time.perf_counter()
-        out["collection_chunks"] = bench_collections.assign(conn)
-        conn.commit()
-        out["collections_seconds"] = round(time.perf_counter() - started, 2)
-        log(f"  {out['collection_chunks']} chunks put into collections in {out['collections_seconds']} s")
+        out["collection_chunks"] = scalar(
+            conn, "select count(*) from public.chunks where collection_id is not null"
+        )
+        log(f"  {out['collection_chunks']} chunks in team collections")
         if term_stats == "refresh":
             out["refresh_term_stats_seconds"] = timed(conn, "select public.refresh_term_stats()")
             conn.execute("alter table public.chunks enable trigger chunks_term_stats_insert")
@@ -160,10 +160,19 @@ def load(
 
 def _copy_batch(conn: psycopg.Connection, batch: Batch, model: str) -> None:
     with conn.cursor() as cur, cur.copy(DOCUMENT_COPY) as copy:
-        copy.set_types(["uuid", "uuid", "text", "text", "text", "text", "jsonb"])
+        copy.set_types(["uuid", "uuid", "text", "text", "text", "text", "jsonb", "uuid"])
         for d in batch.documents:
             copy.write_row(
-                [d.id, d.owner_id, d.external_id, d.title, d.source, d.content_hash, Jsonb(d.metadata)]
+                [
+                    d.id,
+                    d.owner_id,
+                    d.external_id,
+                    d.title,
+                    d.source,
+                    d.content_hash,
+                    Jsonb(d.metadata),
+                    bench_collections.placed(d.id, d.owner_id),
+                ]
             )
     rows = ((d.id, c) for d, (_, chunks) in zip(batch.documents, batch.rows(), strict=True) for c in chunks)
     documents_repo.copy_chunks(conn, owner_id=None, embedding_model=model, chunks=rows)
