@@ -20,6 +20,7 @@ from mcp_types import CallToolResult
 
 from backend.auth.identity import user_identity
 from backend.testing import ScriptedLLM
+from backend.testing.llm import citing_first
 from tests.auth_tokens import SERVICE_KEY, FakeAuthServer, es256, mint
 from tests.fake_http import serve
 from tests.page_server import running_api
@@ -53,12 +54,7 @@ def api(make_services) -> Iterator[Api]:
     server = FakeAuthServer([key])
     with serve(server.respond) as auth_url:
         services = make_services(
-            # Cites the first source it is given: research numbers a section's sources by evidence id, in
-            # the order its concurrent searches returned (a fixed "[1]" was dropped as unsupported when
-            # the handbook's passage arrived second, leaving a report without sources).
-            llm=ScriptedLLM(
-                answers=lambda question, sources, history: f"公司每年提供十五天带薪年假[{sources[0].n}]。"
-            ),
+            llm=ScriptedLLM(answers=citing_first("公司每年提供十五天带薪年假[{n}]。")),
             auth_mode="supabase",
             supabase_url=auth_url,
             service_api_key=SERVICE_KEY,
