@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
     {"auth", "telemetry", "retrieval", "confidence", "rerank"},
     {"llm"},
     {"embeddings", "db"},
+    {"collections"},
     {"ingest"},
     {"web"},
     {"where"},

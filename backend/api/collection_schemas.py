@@ -4,11 +4,38 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["viewer", "editor", "admin"]
+
+COLLECTIONS_DESCRIPTION = (
+    "search only these team collections (ids from GET /collections; each must be one you are a member "
+    "of, else 404). Omitted: everything you may read (public documents, your own, your collections')."
+)
+
+
+Collections = Annotated[
+    list[uuid.UUID] | None, Field(min_length=1, max_length=100, description=COLLECTIONS_DESCRIPTION)
+]
+ChatCollections = Annotated[
+    list[uuid.UUID] | None,
+    Field(
+        min_length=1,
+        max_length=100,
+        description=COLLECTIONS_DESCRIPTION + " Stored with the conversation: a later turn that omits it "
+        "keeps the conversation's scope; null resets it to everything.",
+    ),
+]
+
+
+class DocumentPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    collection_id: uuid.UUID | None = Field(
+        description="the team collection to put the document into (you must be one of its editors); "
+        "null takes it out (it stays its owner's)"
+    )
 
 
 class CollectionIn(BaseModel):

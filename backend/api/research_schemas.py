@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.api.schemas import COLLECTIONS_DESCRIPTION, SourceOut
+from backend.api.collection_schemas import Collections
+from backend.api.schemas import SourceOut
 from backend.research.diagnostics import ResearchDiagnostics
 from backend.research.types import ResearchRequest
 
@@ -50,9 +51,7 @@ class ResearchIn(BaseModel):
         default=None,
         description='metadata filter for every search of the run, as on /search: {"tags": ["x"]}',
     )
-    collections: list[uuid.UUID] | None = Field(
-        default=None, min_length=1, max_length=100, description=COLLECTIONS_DESCRIPTION
-    )
+    collections: Collections = None
     step_top_k: int | None = Field(default=None, ge=1, description="chunks one research search keeps")
     write_top_k: int | None = Field(default=None, ge=1, description="evidence one section is written from")
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.api.collection_schemas import ChatCollections, Collections
 from backend.chat.diagnostics import ChatDiagnostics
 from backend.confidence.routing import Route
 from backend.search.diagnostics import SearchDiagnostics, WebDiagnostics
@@ -81,14 +82,6 @@ class DocumentsBatchIn(BaseModel):
     )
 
 
-class DocumentPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    collection_id: uuid.UUID | None = Field(
-        description="the team collection to put the document into (you must be one of its editors); "
-        "null takes it out (it stays its owner's)"
-    )
-
-
 class IngestOutcomeOut(BaseModel):
     external_id: str
     title: str
@@ -155,12 +148,6 @@ FILTER_EXAMPLES: list[dict[str, Any]] = [
 ]
 
 
-COLLECTIONS_DESCRIPTION = (
-    "search only these team collections (ids from GET /collections; each must be one you are a member "
-    "of, else 404). Omitted: everything you may read (public documents, your own, your collections')."
-)
-
-
 class SearchIn(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -198,9 +185,7 @@ class SearchIn(BaseModel):
         description="auto: web results only when the documents do not hold the answer; true: always; "
         "false: never. Needs WEB_SEARCH_PROVIDER.",
     )
-    collections: list[uuid.UUID] | None = Field(
-        default=None, min_length=1, max_length=100, description=COLLECTIONS_DESCRIPTION
-    )
+    collections: Collections = None
     infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
     relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
     min_score: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_SCORE_DESCRIPTION)
@@ -305,14 +290,7 @@ class ChatIn(BaseModel):
         description="auto: search the web only when the documents do not hold the answer; true: always "
         "(in parallel with the documents); false: never. Needs WEB_SEARCH_PROVIDER.",
     )
-    collections: list[uuid.UUID] | None = Field(
-        default=None,
-        min_length=1,
-        max_length=100,
-        description=COLLECTIONS_DESCRIPTION
-        + " Stored with the conversation: a later turn that omits it keeps "
-        "the conversation's scope; null resets it to everything.",
-    )
+    collections: ChatCollections = None
     infer_filters: bool = Field(default=False, description=INFER_FILTERS_DESCRIPTION)
     relax: bool | None = Field(default=None, description=RELAX_DESCRIPTION)
     min_score: float | None = Field(

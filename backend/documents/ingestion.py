@@ -30,6 +30,7 @@ from backend.auth.identity import Identity, cache_scope
 from backend.collections.service import require_role
 from backend.config import Settings
 from backend.db.database import Database
+from backend.db.repositories import document_rewrite
 from backend.db.repositories import documents as documents_repo
 from backend.documents.bulk_load import BulkLoad, BulkLoadStats
 from backend.documents.embedding_store import embed_with_cache, forget_embeddings
@@ -317,7 +318,7 @@ class IngestionService:
 
         old = existing or {}
         if replace:  # another member's documents of the collection: rewritten by id
-            written = documents_repo.replace_documents(
+            written = document_rewrite.replace_documents(
                 conn,
                 owner_id=owner_id,
                 embedding_model=self.embedder.model_id,

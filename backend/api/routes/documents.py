@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, UploadFile, status
 
+from backend.api.collection_schemas import DocumentPatch
 from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import IngestLimit
 from backend.api.schemas import (
@@ -14,7 +15,6 @@ from backend.api.schemas import (
     DocumentIn,
     DocumentOut,
     DocumentPage,
-    DocumentPatch,
     DocumentsBatchIn,
     DocumentTextOut,
     IngestOutcomeOut,

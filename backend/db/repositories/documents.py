@@ -143,45 +143,6 @@ def write_documents(
     return written
 
 
-def replace_documents(
-    conn: psycopg.Connection,
-    *,
-    owner_id: uuid.UUID | None,
-    embedding_model: str,
-    documents: Sequence[tuple[uuid.UUID, DocumentRow, Sequence[ChunkRow]]],
-) -> list[WrittenDocument]:
-    """Rewrite existing documents by id, and replace their chunks: an editor re-ingesting another
-    member's document of a collection (an upsert would propose a row of the editor's own, which the
-    insert policy refuses before the conflict is found). Results in input order."""
-    if not documents:
-        return []
-    ids = [doc_id for doc_id, _, _ in documents]
-    conn.execute("delete from chunks c where c.document_id = any(%s)", (ids,))
-    rows = [row for _, row, _ in documents]
-    conn.execute(
-        """
-        update documents d
-        set title = u.title, source = u.source, content_hash = u.content_hash, metadata = u.metadata,
-            collection_id = u.collection_id, updated_at = now()
-        from unnest(%(ids)s::uuid[], %(titles)s::text[], %(sources)s::text[], %(hashes)s::text[],
-                    %(metadata)s::jsonb[], %(collections)s::uuid[])
-            as u(id, title, source, content_hash, metadata, collection_id)
-        where d.id = u.id
-        """,
-        {
-            "ids": ids,
-            "titles": [r.title for r in rows],
-            "sources": [r.source for r in rows],
-            "hashes": [r.content_hash for r in rows],
-            "metadata": [Jsonb(r.metadata) for r in rows],
-            "collections": [r.collection_id for r in rows],
-        },
-    )
-    chunk_rows = ((doc_id, c) for doc_id, _, chunks in documents for c in chunks)
-    copy_chunks(conn, owner_id=owner_id, embedding_model=embedding_model, chunks=chunk_rows)
-    return [WrittenDocument(doc_id, False) for doc_id in ids]
-
-
 _CHUNK_COLUMNS = (
     "document_id, owner_id, position, content, heading_path, content_hash, content_tokens, embedding, "
     "embedding_model, metadata, embed_hash"
