@@ -184,3 +184,17 @@ def test_the_service_path_reads_every_collection(db, team):
     with acting_as(db, SERVICE_IDENTITY):
         assert f"火星 {MARK} 氧气" in visible_chunks(db)
         assert df(db, MARK) == 1
+
+
+def test_an_editor_can_neither_take_a_document_over_nor_hand_it_to_someone_outside(db, team):
+    for identity, new_owner in ((C, C.user_id), (C, D.user_id), (A, D.user_id)):
+        with (
+            acting_as(db, identity),
+            pytest.raises(psycopg.errors.InsufficientPrivilege, match="keeps its owner"),
+        ):
+            db.execute("update documents set owner_id = %s where id = %s", (new_owner, team.doc))
+    with acting_as(db, SERVICE_IDENTITY):
+        assert (
+            db.execute("update documents set owner_id = %s where id = %s", (D.user_id, team.doc)).rowcount
+            == 1
+        )

@@ -344,6 +344,28 @@ create trigger documents_propagate_access
           or old.metadata -> 'created_at' is distinct from new.metadata -> 'created_at')
     execute function public.documents_propagate_access();
 
+-- A document's owner changes on the service path (or as the backend's own role) only: a collection's
+-- editors may rewrite its documents, not take them over or hand them to someone outside it (their
+-- owner reads them whatever the collection). Users never could change an owner (013's check).
+create or replace function public.documents_keep_owner()
+returns trigger
+language plpgsql
+security definer
+set search_path = public, pg_temp
+as $$
+begin
+    if new.owner_id is distinct from old.owner_id and public.caller_visibility_scopes() is not null then
+        raise exception 'document % keeps its owner', old.id using errcode = '42501';
+    end if;
+    return new;
+end;
+$$;
+drop trigger if exists documents_keep_owner on public.documents;
+create trigger documents_keep_owner
+    before update of owner_id on public.documents
+    for each row execute function public.documents_keep_owner();
+revoke execute on function public.documents_keep_owner() from public, anon, authenticated, service_role;
+
 -- --- erasure: what a reader may keep of a document ------------------------------------------------------
 -- readable_document_ids() (018) decides what a stored answer keeps: a member reads the collection's
 -- documents. When a member leaves (or is removed) or a document leaves a collection, the stored
