@@ -228,8 +228,9 @@ def test_b_cannot_change_or_delete_as_rows_or_public_ones(db, world):
         assert db.execute("update conversations set title = 'x'").rowcount == 0
     with acting_as(db, B):
         _refused(db, "update documents set visibility = 'public' where id = %s", (world.b_doc,))
-    with acting_as(db, B):
-        _refused(db, "update documents set owner_id = %s where id = %s", (A.user_id, world.b_doc))
+    # Giving a document away: refused before the policies by documents_keep_owner (migration 024).
+    with acting_as(db, B), pytest.raises(psycopg.errors.InsufficientPrivilege, match="keeps its owner"):
+        db.execute("update documents set owner_id = %s where id = %s", (A.user_id, world.b_doc))
     with acting_as(db, B), pytest.raises(psycopg.errors.ForeignKeyViolation, match="does not exist"):
         db.execute("update chunks set document_id = %s where id = %s", (world.a_doc, world.b_chunk))
     with acting_as(db, B), pytest.raises(psycopg.errors.InsufficientPrivilege):
