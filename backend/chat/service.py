@@ -18,24 +18,27 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backend.auth.identity import Identity
+from backend.chat import direct
 from backend.chat.assist import AssistTools
 from backend.chat.citations import Cited, cite
 from backend.chat.context import BuiltContext, ContextBuilder
-from backend.chat.conversations import recent_turns
+from backend.chat.conversations import PreviousAnswer, previous_answer, recent_turns
 from backend.chat.diagnostics import (
     ChatDiagnostics,
     CitationDiagnostics,
     ConfidenceSummary,
     RewriteDiagnostics,
 )
+from backend.chat.direct import DirectTurn
 from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather
+from backend.chat.intent import Intent, classify
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
-from backend.llm.base import Sampling, ToolCallingLLM
+from backend.llm.base import Sampling, SourceText, ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
 from backend.search.observe import observe_answer
 from backend.search.service import RetrievalService
@@ -117,6 +120,11 @@ class ChatService:
     async def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
         """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
         turn = await self._prepare(request, identity)
+        if isinstance(turn, DirectTurn):
+            text = turn.fixed
+            if text is None:
+                text = await asyncio.to_thread(lambda: "".join(self._answer_direct(turn, request.sampling)))
+            return await asyncio.to_thread(self._record_direct, turn, text)
         if turn.fixed is not None:
             return await asyncio.to_thread(self._record, turn, turn.fixed.text)
         answer = await asyncio.to_thread(lambda: "".join(self._answer(turn, request.sampling)))
@@ -125,26 +133,40 @@ class ChatService:
     async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
         """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
         turn = await self._prepare(request, identity)
-        if turn.fixed is not None:
-            text = turn.fixed.text
+        fixed = turn.fixed if isinstance(turn, DirectTurn) else turn.fixed.text if turn.fixed else None
+        if fixed is not None:
+            text = fixed
             yield {"type": "delta", "text": text}
         else:
             parts = []
-            async for delta in _in_threads(self._answer(turn, request.sampling)):
+            deltas = (
+                self._answer_direct(turn, request.sampling)
+                if isinstance(turn, DirectTurn)
+                else self._answer(turn, request.sampling)
+            )
+            async for delta in _in_threads(deltas):
                 parts.append(delta)
                 yield {"type": "delta", "text": delta}
             text = "".join(parts)
-        reply = await asyncio.to_thread(self._record, turn, text)
+        if isinstance(turn, DirectTurn):
+            reply = await asyncio.to_thread(self._record_direct, turn, text)
+        else:
+            reply = await asyncio.to_thread(self._record, turn, text)
         yield {"type": "done", **reply_to_dict(reply)}
 
     # --- prepare ---------------------------------------------------------------------------------
 
-    async def _prepare(self, request: ChatRequest, identity: Identity) -> PreparedTurn:
+    async def _prepare(self, request: ChatRequest, identity: Identity) -> PreparedTurn | DirectTurn:
         started = time.perf_counter()
         message = self._checked(request.message)
         budget = request.options.budget(self.settings)  # the turn's one budget; a bad option is a 422 now
-        history = await asyncio.to_thread(self._history, request.conversation_id, identity)
-        rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm)
+        history, previous = await asyncio.to_thread(self._history, request.conversation_id, identity)
+        intent = classify(message, after_answer=previous is not None and previous.answered())
+        if intent is not None:
+            return await asyncio.to_thread(
+                self._prepare_direct, intent, message, request, identity, history, previous, started
+            )
+        rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm, previous)
         evidence = await gather(
             rewrite.query, request.options, budget, request.web, sources=self.sources, identity=identity
         )
@@ -196,16 +218,53 @@ class ChatService:
             )
         return message
 
-    def _history(self, conversation_id: uuid.UUID | None, identity: Identity) -> list[Turn]:
+    def _history(
+        self, conversation_id: uuid.UUID | None, identity: Identity
+    ) -> tuple[list[Turn], PreviousAnswer | None]:
+        """The conversation's recent turns and its newest answer (not small talk)."""
         if conversation_id is None:
-            return []
+            return [], None
         with self.db.as_user(identity, read_only=True) as conn:
-            return recent_turns(
+            turns = recent_turns(
                 conn,
                 conversation_id=conversation_id,
                 identity=identity,
                 limit=self.settings.chat_history_turns,
             )
+            return turns, previous_answer(conn, conversation_id=conversation_id)
+
+    def _prepare_direct(
+        self,
+        intent: Intent,
+        message: str,
+        request: ChatRequest,
+        identity: Identity,
+        history: list[Turn],
+        previous: PreviousAnswer | None,
+        started: float,
+    ) -> DirectTurn:
+        """Small talk, or an instruction about the previous answer: nothing is searched."""
+        fixed, question, sources = None, "", list[SourceText]()
+        if intent.kind == "small_talk":
+            fixed = direct.small_talk_reply(intent, self.db, identity)
+        elif previous is None or not direct.writes_freely(self.llm):
+            fixed = load_prompt(f"needs_model_{intent.lang}").render()
+        else:
+            question, sources = direct.instruction_parts(intent, message, previous, self.db, identity)
+            fixed = None if sources else load_prompt(f"needs_model_{intent.lang}").render()
+        return DirectTurn(
+            identity=identity,
+            message=message,
+            conversation_id=request.conversation_id,
+            history=history,
+            intent=intent,
+            fixed=fixed,
+            question=question,
+            sources=sources,
+            records=previous.sources if previous else [],
+            query=previous.query if previous else "",
+            started=started,
+        )
 
     def _fixed_reply(self, message: str, evidence: Evidence) -> FixedReply | None:
         """The reply that needs no model: a clarification question (two documents compete), or "not in
@@ -226,7 +285,28 @@ class ChatService:
             )
         return self.llm.answer(turn.asked, turn.context.sources, turn.history, sampling)
 
+    def _answer_direct(self, turn: DirectTurn, sampling: Sampling | None) -> Iterator[str]:
+        """The model reworking the previous answer from its sources (an instruction, with a model)."""
+        return self.llm.answer(turn.question, turn.sources, turn.history, sampling)
+
     # --- record ----------------------------------------------------------------------------------
+
+    def _record_direct(self, turn: DirectTurn, raw_answer: str) -> ChatReply:
+        """A turn that searched nothing, stored like any other (its sources: the re-cited ones)."""
+        answer, sources, cited, removed = direct.recite(raw_answer, turn)
+        diagnostics = direct.diagnostics(turn, cited, removed, self.llm)
+        with self.db.as_user(turn.identity) as conn:
+            conversation_id, message_id = save_turn(
+                conn,
+                identity=turn.identity,
+                conversation_id=turn.conversation_id,
+                message=turn.message,
+                answer=answer,
+                sources=sources,
+                metadata=direct.metadata(turn, diagnostics),
+            )
+        diagnostics.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
+        return ChatReply(conversation_id, message_id, answer, sources, diagnostics.generator, diagnostics)
 
     def _record(self, turn: PreparedTurn, raw_answer: str) -> ChatReply:
         """The answer's citations validated, the turn stored as its caller, the reply and its metrics."""
@@ -255,6 +335,8 @@ class ChatService:
         answerable, evidence = turn.fixed is None, turn.evidence
         confidence = evidence.confidence
         return ChatDiagnostics(
+            route=evidence.route,
+            turn="question" if turn.rewrite.method == "unchanged" else "followup",
             rewrite=RewriteDiagnostics(query=turn.rewrite.query, method=turn.rewrite.method),
             retrieval=evidence.search.diagnostics,
             evidence=evidence.diagnostics,
@@ -279,7 +361,8 @@ def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) 
     return {
         "generator": generator,
         "route": evidence.route,
-        "rewrite": diagnostics.rewrite.model_dump(),
+        "turn": diagnostics.turn,
+        "rewrite": diagnostics.rewrite.model_dump() if diagnostics.rewrite else None,
         "citations": diagnostics.citations.model_dump(),
         "clarify": diagnostics.clarify,
         "gap_queries": evidence.diagnostics.gap.queries,
