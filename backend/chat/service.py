@@ -283,7 +283,10 @@ class ChatService:
             return self.llm.answer_with_tools(
                 turn.asked, turn.context.sources, turn.history, turn.tools, sampling
             )
-        return self.llm.answer(turn.asked, turn.context.sources, turn.history, sampling)
+        # A generator that only quotes (extractive) reads no history: it picks sentences for the resolved
+        # follow-up ("马飚毕业于哪所大学？"), not for 「它毕业于哪所大学？」 or 「为什么？」 alone.
+        question = turn.asked if direct.writes_freely(self.llm) else turn.rewrite.query
+        return self.llm.answer(question, turn.context.sources, turn.history, sampling)
 
     def _answer_direct(self, turn: DirectTurn, sampling: Sampling | None) -> Iterator[str]:
         """The model reworking the previous answer from its sources (an instruction, with a model)."""
