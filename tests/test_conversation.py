@@ -4,6 +4,7 @@ model), and the route says which; through /chat, /v1/chat/completions and the MC
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -209,6 +210,24 @@ def test_an_instruction_with_a_model_reworks_the_previous_answer_from_its_source
     cited = [s for s in body["sources"] if s["cited"]]
     assert [s["external_id"] for s in cited] == [first["sources"][0]["external_id"]]
     assert len(scripted_llm.complete_calls) == helper_calls  # no rewrite, no gap search: nothing searched
+
+
+def test_a_streamed_instruction_streams_the_reworked_answer_and_stores_it(with_model, scripted_llm):
+    scripted_llm.answers = ["尤金袋鼠分布在澳洲南部岛屿及西岸地区，夜间活动[1]。", "澳洲南部岛屿[1]。"]
+    first = ask(with_model, "尤金袋鼠分布在哪里？")
+    payload = {"message": "简短一点", "conversation_id": first["conversation_id"], "stream": True}
+    with with_model.stream("POST", "/chat", json=payload) as response:
+        assert response.status_code == 200
+        raw = "".join(response.iter_text())
+    frames = [f.split("\n") for f in raw.split("\n\n") if f]
+    events = [(f[0].removeprefix("event: "), json.loads(f[1].removeprefix("data: "))) for f in frames]
+    assert "".join(e["text"] for k, e in events if k == "delta") == "澳洲南部岛屿[1]。"
+    done = events[-1][1]
+    assert done["diagnostics"]["route"] == "instruction"
+    assert [s["external_id"] for s in done["sources"] if s["cited"]] == ["kangaroo"]
+    stored = with_model.get(f"/conversations/{first['conversation_id']}/messages").json()
+    assert stored[-1]["content"] == "澳洲南部岛屿[1]。"
+    assert stored[-1]["metadata"]["route"] == "instruction"
 
 
 # --- the other front doors ------------------------------------------------------------------------
