@@ -239,6 +239,8 @@ def test_small_talk_through_the_openai_api(extractive):
     )
     assert response.status_code == 200, response.text
     text = response.json()["choices"][0]["message"]["content"]
+    assert response.json()["pgrag"]["route"] == "conversational"
+    assert response.json()["pgrag"]["sources"] == []
     assert "你好" in text
     assert not any(marker in text for marker in NOT_FOUND)
 
