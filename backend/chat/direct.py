@@ -8,7 +8,9 @@ Replies are prompt files (backend/llm/prompts/chat_*.md, collection*.md, needs_m
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +19,12 @@ from backend.chat.citations import validate_citations
 from backend.chat.conversations import PreviousAnswer
 from backend.chat.diagnostics import ChatDiagnostics, CitationDiagnostics
 from backend.chat.intent import Intent
+from backend.chat.record import ChatReply, save_turn
 from backend.confidence.routing import ChatRoute
 from backend.db.database import Database
 from backend.db.repositories import documents as documents_repo
 from backend.llm import LLM, Turn, load_prompt
-from backend.llm.base import SourceText
+from backend.llm.base import Sampling, SourceText
 from backend.llm.prompts import untrusted_block
 from backend.text import detect_lang
 
@@ -54,6 +57,65 @@ class DirectTurn:
         if self.fixed is None:
             return llm.generator
         return "conversational" if self.intent.kind == "small_talk" else "needs_model"
+
+
+def prepare(
+    intent: Intent,
+    message: str,
+    *,
+    conversation_id: uuid.UUID | None,
+    identity: Identity,
+    history: list[Turn],
+    previous: PreviousAnswer | None,
+    started: float,
+    db: Database,
+    llm: LLM,
+) -> DirectTurn:
+    """Small talk's fixed reply; an instruction's question and sources for the model (or, without a
+    model or anything to work on, the reply that says it needs one). Blocking: reads the database."""
+    fixed, question, sources = None, "", list[SourceText]()
+    if intent.kind == "small_talk":
+        fixed = small_talk_reply(intent, db, identity)
+    elif previous is not None and writes_freely(llm):
+        question, sources = instruction_parts(intent, message, previous, db, identity)
+    if fixed is None and not sources:
+        fixed = load_prompt(f"needs_model_{intent.lang}").render()
+    return DirectTurn(
+        identity=identity,
+        message=message,
+        conversation_id=conversation_id,
+        history=history,
+        intent=intent,
+        fixed=fixed,
+        question=question,
+        sources=sources,
+        records=previous.sources if previous else [],
+        query=previous.query if previous else "",
+        started=started,
+    )
+
+
+def answer(turn: DirectTurn, llm: LLM, sampling: Sampling | None) -> Iterator[str]:
+    """The model reworking the previous answer from its sources (an instruction, with a model)."""
+    return llm.answer(turn.question, turn.sources, turn.history, sampling)
+
+
+def record(turn: DirectTurn, raw_answer: str, *, db: Database, llm: LLM) -> ChatReply:
+    """The turn stored like any other (its sources: the previous answer's, re-cited), and the reply."""
+    text, sources, cited, removed = recite(raw_answer, turn)
+    diag = diagnostics(turn, cited, removed, llm)
+    with db.as_user(turn.identity) as conn:
+        conversation_id, message_id = save_turn(
+            conn,
+            identity=turn.identity,
+            conversation_id=turn.conversation_id,
+            message=turn.message,
+            answer=text,
+            sources=sources,
+            metadata=metadata(turn, diag),
+        )
+    diag.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
+    return ChatReply(conversation_id, message_id, text, sources, diag.generator, diag)
 
 
 def writes_freely(llm: LLM) -> bool:

@@ -31,14 +31,14 @@ from backend.chat.diagnostics import (
 )
 from backend.chat.direct import DirectTurn
 from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather
-from backend.chat.intent import Intent, classify
+from backend.chat.intent import classify
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
-from backend.llm.base import Sampling, SourceText, ToolCallingLLM
+from backend.llm.base import Sampling, ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
 from backend.search.observe import observe_answer
 from backend.search.service import RetrievalService
@@ -120,38 +120,24 @@ class ChatService:
     async def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
         """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
         turn = await self._prepare(request, identity)
-        if isinstance(turn, DirectTurn):
-            text = turn.fixed
-            if text is None:
-                text = await asyncio.to_thread(lambda: "".join(self._answer_direct(turn, request.sampling)))
-            return await asyncio.to_thread(self._record_direct, turn, text)
-        if turn.fixed is not None:
-            return await asyncio.to_thread(self._record, turn, turn.fixed.text)
-        answer = await asyncio.to_thread(lambda: "".join(self._answer(turn, request.sampling)))
-        return await asyncio.to_thread(self._record, turn, answer)
+        text = _fixed_text(turn)
+        if text is None:
+            text = await asyncio.to_thread(lambda: "".join(self._deltas(turn, request.sampling)))
+        return await asyncio.to_thread(self._store, turn, text)
 
     async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
         """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
         turn = await self._prepare(request, identity)
-        fixed = turn.fixed if isinstance(turn, DirectTurn) else turn.fixed.text if turn.fixed else None
-        if fixed is not None:
-            text = fixed
+        text = _fixed_text(turn)
+        if text is not None:
             yield {"type": "delta", "text": text}
         else:
             parts = []
-            deltas = (
-                self._answer_direct(turn, request.sampling)
-                if isinstance(turn, DirectTurn)
-                else self._answer(turn, request.sampling)
-            )
-            async for delta in _in_threads(deltas):
+            async for delta in _in_threads(self._deltas(turn, request.sampling)):
                 parts.append(delta)
                 yield {"type": "delta", "text": delta}
             text = "".join(parts)
-        if isinstance(turn, DirectTurn):
-            reply = await asyncio.to_thread(self._record_direct, turn, text)
-        else:
-            reply = await asyncio.to_thread(self._record, turn, text)
+        reply = await asyncio.to_thread(self._store, turn, text)
         yield {"type": "done", **reply_to_dict(reply)}
 
     # --- prepare ---------------------------------------------------------------------------------
@@ -162,9 +148,19 @@ class ChatService:
         budget = request.options.budget(self.settings)  # the turn's one budget; a bad option is a 422 now
         history, previous = await asyncio.to_thread(self._history, request.conversation_id, identity)
         intent = classify(message, after_answer=previous is not None and previous.answered())
-        if intent is not None:
+        if intent is not None:  # small talk, or an instruction about the previous answer: no search
             return await asyncio.to_thread(
-                self._prepare_direct, intent, message, request, identity, history, previous, started
+                lambda: direct.prepare(
+                    intent,
+                    message,
+                    conversation_id=request.conversation_id,
+                    identity=identity,
+                    history=history,
+                    previous=previous,
+                    started=started,
+                    db=self.db,
+                    llm=self.llm,
+                )
             )
         rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm, previous)
         evidence = await gather(
@@ -233,39 +229,6 @@ class ChatService:
             )
             return turns, previous_answer(conn, conversation_id=conversation_id)
 
-    def _prepare_direct(
-        self,
-        intent: Intent,
-        message: str,
-        request: ChatRequest,
-        identity: Identity,
-        history: list[Turn],
-        previous: PreviousAnswer | None,
-        started: float,
-    ) -> DirectTurn:
-        """Small talk, or an instruction about the previous answer: nothing is searched."""
-        fixed, question, sources = None, "", list[SourceText]()
-        if intent.kind == "small_talk":
-            fixed = direct.small_talk_reply(intent, self.db, identity)
-        elif previous is None or not direct.writes_freely(self.llm):
-            fixed = load_prompt(f"needs_model_{intent.lang}").render()
-        else:
-            question, sources = direct.instruction_parts(intent, message, previous, self.db, identity)
-            fixed = None if sources else load_prompt(f"needs_model_{intent.lang}").render()
-        return DirectTurn(
-            identity=identity,
-            message=message,
-            conversation_id=request.conversation_id,
-            history=history,
-            intent=intent,
-            fixed=fixed,
-            question=question,
-            sources=sources,
-            records=previous.sources if previous else [],
-            query=previous.query if previous else "",
-            started=started,
-        )
-
     def _fixed_reply(self, message: str, evidence: Evidence) -> FixedReply | None:
         """The reply that needs no model: a clarification question (two documents compete), or "not in
         the documents" (nothing relevant, or the documents do not answer and the web added nothing)."""
@@ -288,28 +251,17 @@ class ChatService:
         question = turn.asked if direct.writes_freely(self.llm) else turn.rewrite.query
         return self.llm.answer(question, turn.context.sources, turn.history, sampling)
 
-    def _answer_direct(self, turn: DirectTurn, sampling: Sampling | None) -> Iterator[str]:
-        """The model reworking the previous answer from its sources (an instruction, with a model)."""
-        return self.llm.answer(turn.question, turn.sources, turn.history, sampling)
+    def _deltas(self, turn: PreparedTurn | DirectTurn, sampling: Sampling | None) -> Iterator[str]:
+        if isinstance(turn, DirectTurn):
+            return direct.answer(turn, self.llm, sampling)
+        return self._answer(turn, sampling)
 
     # --- record ----------------------------------------------------------------------------------
 
-    def _record_direct(self, turn: DirectTurn, raw_answer: str) -> ChatReply:
-        """A turn that searched nothing, stored like any other (its sources: the re-cited ones)."""
-        answer, sources, cited, removed = direct.recite(raw_answer, turn)
-        diagnostics = direct.diagnostics(turn, cited, removed, self.llm)
-        with self.db.as_user(turn.identity) as conn:
-            conversation_id, message_id = save_turn(
-                conn,
-                identity=turn.identity,
-                conversation_id=turn.conversation_id,
-                message=turn.message,
-                answer=answer,
-                sources=sources,
-                metadata=direct.metadata(turn, diagnostics),
-            )
-        diagnostics.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
-        return ChatReply(conversation_id, message_id, answer, sources, diagnostics.generator, diagnostics)
+    def _store(self, turn: PreparedTurn | DirectTurn, raw_answer: str) -> ChatReply:
+        if isinstance(turn, DirectTurn):
+            return direct.record(turn, raw_answer, db=self.db, llm=self.llm)
+        return self._record(turn, raw_answer)
 
     def _record(self, turn: PreparedTurn, raw_answer: str) -> ChatReply:
         """The answer's citations validated, the turn stored as its caller, the reply and its metrics."""
@@ -356,6 +308,13 @@ class ChatService:
             generator=generator,
             llm=self.llm.name if generator == self.llm.generator else None,
         )
+
+
+def _fixed_text(turn: PreparedTurn | DirectTurn) -> str | None:
+    """The reply that needs no model (small talk, a clarification, "not in the documents"), or None."""
+    if isinstance(turn, DirectTurn):
+        return turn.fixed
+    return turn.fixed.text if turn.fixed else None
 
 
 def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) -> dict[str, Any]:
