@@ -188,6 +188,9 @@ def test_an_instruction_without_a_model_says_it_needs_one(extractive, instructio
     assert body["generator"] == "needs_model"
     assert body["diagnostics"]["route"] == "instruction"
     assert body["diagnostics"]["retrieval"] is None
+    # Asked again differently, it is still an instruction about the same answer, not a search.
+    again = ask(extractive, "translate that", conversation_id=first["conversation_id"])
+    assert again["generator"] == "needs_model"
 
 
 def test_an_instruction_with_a_model_reworks_the_previous_answer_from_its_sources(with_model, scripted_llm):
