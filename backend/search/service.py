@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -81,6 +81,12 @@ class RetrievalService:
         result.diagnostics.where = where
         return result
 
+    def unsearched(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+        """The request's search without reading the documents: its plan and query embedding, no
+        candidates, the confidence of nothing found. What an answer from the web alone stands on when
+        the search of the documents ran out of time (backend/search/web.py)."""
+        return self._search_once(request, identity=identity, prefetch=_nothing)
+
     def rescore(
         self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
     ) -> list[ScoredChunk]:
@@ -137,7 +143,13 @@ class RetrievalService:
             reranker=reranker,
         )
 
-    def _search_once(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+    def _search_once(
+        self,
+        request: SearchRequest,
+        *,
+        identity: Identity,
+        prefetch: Callable[[SearchPlan, np.ndarray | None, Identity], Prefetched] | None = None,
+    ) -> SearchResult:
         """The stages in order, each timed: embed, prefetch, candidates and the reranker, cut, confidence."""
         plan = self._plan(request)
         timings: dict[str, float] = {}
@@ -151,7 +163,7 @@ class RetrievalService:
         timings["embed_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        prefetched = self._prefetch(plan, embedding, identity)
+        prefetched = (prefetch or self._prefetch)(plan, embedding, identity)
         timings["prefetch_ms"] = _ms(t0)
         self.metrics.observe_stage("sql", timings["prefetch_ms"] / 1000)
 
@@ -240,6 +252,10 @@ class RetrievalService:
         if requested == "hybrid" or (requested is None and self.settings.rag_hybrid_enabled):
             return "hybrid" if terms else "vector"  # a query of stopwords only has no text leg
         return "vector"
+
+
+def _nothing(plan: SearchPlan, embedding: np.ndarray | None, identity: Identity) -> Prefetched:
+    return Prefetched(rows=[], chunk_totals={}, term_stats={})
 
 
 def _ms(start: float) -> float:
