@@ -2,7 +2,8 @@
 confidence would route away from the documents - the question is reformulated once and searched again,
 before routing: its content words only (backend/text/keywords.py), the other language (only with a
 model that can translate; without one it is skipped, and the diagnostics say so), and without the
-filters read in it (when some were). The attempt with the best confidence score goes on; the first
+filters read in it (when some were). The attempt with the best confidence score goes on, provided it
+is not weak itself - and the keyword form only from the policy's T_high (`earns_switch`); the first
 search stays unless one beats it, so the second chance is never worse by its own measure.
 
 Each reformulation is one more search with the turn's budget (the same recall), run in the local
@@ -12,6 +13,7 @@ search's thread: beside a web leg it counts against the same WEB_LOCAL_TIMEOUT_S
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 # (query, infer_filters) -> the search with the turn's options and budget
 Searcher = Callable[[str, bool], SearchResult]
 _TARGET = {"zh": "English", "en": "Simplified Chinese (简体中文)"}
+_CJK_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,20 @@ def second_chance(
             diagnostics.attempts.append(_failed(plan, str(exc), started))
             continue
         diagnostics.attempts.append(_out(plan, found, _ms(started), settings))
-        if _score(found) > _score(best):
+        if _score(found) > _score(best) and earns_switch(plan, found, settings):
             best, diagnostics.chosen = found, plan.kind
     return best, diagnostics
+
+
+def earns_switch(plan: Reformulation, search: SearchResult, settings: Settings) -> bool:
+    """A reformulation replaces the first search only when it is not weak itself, and the keyword form
+    only with a score the policy takes to hold the answer (T_high): it drops words, so a passage on the
+    topic that does not answer scores higher under it than under the question (measured: docs/routing.md,
+    "Second chance"). A translation or the unfiltered question drops nothing the question said."""
+    if weak(search, settings):
+        return False
+    high = (search.confidence.get("thresholds_used") or {}).get("T_high")
+    return plan.kind != "keywords" or high is None or _score(search) >= high
 
 
 def reformulations(
@@ -94,10 +108,13 @@ def reformulations(
     """What to try, in order: keywords, the other language, without the inferred filter."""
     plans = []
     keywords = keyword_query(question)
-    if keywords:
-        plans.append(Reformulation("keywords", keywords, infer_filters))
-    else:
+    if keywords is None:
         skipped.append("keywords: the question has no content word")
+    elif _CJK_WORD.fullmatch(keywords):
+        # A name or an identifier alone (HNSW, rrf_k) is specific; one common word (成语) finds its topic.
+        skipped.append(f"keywords: one common word ({keywords}) is too broad")
+    else:
+        plans.append(Reformulation("keywords", keywords, infer_filters))
     translated = translate(question, llm, settings, skipped)
     if translated:
         plans.append(Reformulation("other_language", translated, infer_filters))
