@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import time
 from pathlib import Path
@@ -43,6 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=100, help="/chat questions per half per set")
     parser.add_argument("--questions", type=int, default=300, help="keyword / native: questions per side")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "second_chance.json")
+    parser.add_argument("--render", type=Path, default=None, help="print the table of a stored run")
     args = parser.parse_args(argv)
     args.sets = args.sets or dataset_names(args.datasets_dir)
     return args
@@ -120,7 +122,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ans = [r for r in rows if r["answerable"]]
     unans = [r for r in rows if not r["answerable"]]
     fired = [r for r in rows if r["fired"]]
-    costs = sorted(r["retry_ms"] for r in fired)
+    retried = [r for r in fired if len(r["attempts"]) > 1]  # a reformulation was searched
+    costs = sorted(r["retry_ms"] for r in retried)
 
     def share(items: list[dict[str, Any]], key: str, value: Any = "answer") -> float:
         return round(100 * sum(r[key] == value for r in items) / len(items), 1) if items else 0.0
@@ -137,6 +140,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "unans_answer_after": share(unans, "after"),
         "unans_clarify_after": share(unans, "after", "clarify"),
         "fired": round(100 * len(fired) / len(rows), 1) if rows else 0.0,
+        "retried": round(100 * len(retried) / len(rows), 1) if rows else 0.0,
         "chosen_retry": sum(r["chosen"] != "original" for r in fired),
         "retry_ms_p50": round(statistics.median(costs), 1) if costs else None,
         "retry_ms_p95": round(costs[min(len(costs) - 1, int(0.95 * len(costs)))], 1) if costs else None,
@@ -145,14 +149,16 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> str:
     head = (
-        "| group | sample ans / unans | fires | retry chosen | ans → answer before / after | "
-        "ans: gold string before / after | ans clarified after | unans → answer before / after | "
-        "unans clarified after | retry ms p50 / p95 |\n|---|---|---:|---:|---|---|---:|---|---:|---|"
+        "| group | sample ans / unans | weak first search | retried | retry chosen | "
+        "ans → answer before / after | ans: gold string before / after | ans clarified after | "
+        "unans → answer before / after | "
+        "unans clarified after | retry ms p50 / p95 |\n|---|---|---:|---:|---:|---|---|---:|---|---:|---|"
     )
     lines = [head]
     for key, s in report["groups"].items():
         lines.append(
-            f"| {key} | {s['answerable']} / {s['unanswerable']} | {s['fired']}% | {s['chosen_retry']} | "
+            f"| {key} | {s['answerable']} / {s['unanswerable']} | {s['fired']}% | {s['retried']}% | "
+            f"{s['chosen_retry']} | "
             f"{s['ans_answer_before']}% / **{s['ans_answer_after']}%** | "
             f"{s['ans_gold_before']}% / {s['ans_gold_after']}% | {s['ans_clarify_after']}% | "
             f"{s['unans_answer_before']}% / **{s['unans_answer_after']}%** | {s['unans_clarify_after']}% | "
@@ -163,6 +169,11 @@ def render(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.render is not None:  # the table of a stored run, summarised again
+        stored = json.loads(args.render.read_text(encoding="utf-8"))
+        stored["groups"] = {key: summary(rows) for key, rows in stored["rows"].items()}
+        print(render(stored))
+        return 0
     inner = LocalEmbedder(bench_settings())
     report: dict[str, Any] = {
         "command": command_line("bench.routing.second_chance"),
