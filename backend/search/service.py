@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -85,7 +85,7 @@ class RetrievalService:
         """The request's search without reading the documents: its plan and query embedding, no
         candidates, the confidence of nothing found. What an answer from the web alone stands on when
         the search of the documents ran out of time (backend/search/web.py)."""
-        return self._search_once(request, identity=identity, prefetch=_nothing)
+        return self._search_once(request, identity=identity, read=False)
 
     def rescore(
         self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
@@ -143,13 +143,7 @@ class RetrievalService:
             reranker=reranker,
         )
 
-    def _search_once(
-        self,
-        request: SearchRequest,
-        *,
-        identity: Identity,
-        prefetch: Callable[[SearchPlan, np.ndarray | None, Identity], Prefetched] | None = None,
-    ) -> SearchResult:
+    def _search_once(self, request: SearchRequest, *, identity: Identity, read: bool = True) -> SearchResult:
         """The stages in order, each timed: embed, prefetch, candidates and the reranker, cut, confidence."""
         plan = self._plan(request)
         timings: dict[str, float] = {}
@@ -163,7 +157,8 @@ class RetrievalService:
         timings["embed_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        prefetched = (prefetch or self._prefetch)(plan, embedding, identity)
+        # read=False: nothing is read from the documents (unsearched)
+        prefetched = self._prefetch(plan, embedding, identity) if read else Prefetched([], {}, {})
         timings["prefetch_ms"] = _ms(t0)
         self.metrics.observe_stage("sql", timings["prefetch_ms"] / 1000)
 
@@ -252,10 +247,6 @@ class RetrievalService:
         if requested == "hybrid" or (requested is None and self.settings.rag_hybrid_enabled):
             return "hybrid" if terms else "vector"  # a query of stopwords only has no text leg
         return "vector"
-
-
-def _nothing(plan: SearchPlan, embedding: np.ndarray | None, identity: Identity) -> Prefetched:
-    return Prefetched(rows=[], chunk_totals={}, term_stats={})
 
 
 def _ms(start: float) -> float:
