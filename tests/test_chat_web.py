@@ -261,6 +261,21 @@ def test_a_local_search_past_its_limit_with_nothing_from_the_web_is_a_504_that_s
     assert client.get("/conversations").json() == []
 
 
+def test_a_local_search_past_its_limit_with_nothing_relevant_on_the_web_does_not_say_not_in_the_documents(
+    web_chat, fake_web, stuck_search
+):
+    """The web answered with pages that do not bear on the question: the reply says the documents were not
+    searched in time, never that they do not hold the answer."""
+    fake_web.register(INSIDE, [fake_web_hit("紫薯芝士蛋糕需要三百克紫薯和两勺蜂蜜。")])
+    client = web_chat(web_local_timeout_s=0.3)
+    stuck_search(client)
+    body = chat(client, INSIDE, web=True)
+    assert body["diagnostics"]["web"]["local_timeout"] is True
+    assert not any(s["cited"] for s in body["sources"])
+    assert "文档中没有找到" not in body["answer"]
+    assert "超时" in body["answer"]
+
+
 @pytest.mark.parametrize(("web", "provider"), [(False, "tavily"), (True, "none")])
 def test_without_a_web_leg_a_search_past_the_statement_limit_is_a_504_that_says_so(
     web_chat, fake_web, web, provider

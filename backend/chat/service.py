@@ -235,7 +235,10 @@ class ChatService:
         if evidence.route == "clarify" and evidence.chunks:
             return FixedReply(_clarification(message, evidence), "clarify")
         if not evidence.chunks:
-            return FixedReply(_not_in_documents(message), "not_found")
+            if evidence.web is not None and evidence.web.local_timeout:
+                # The documents were never searched: "not in the documents" would be a guess.
+                return FixedReply(_reply_in_language("local_timeout", message), "not_found")
+            return FixedReply(_reply_in_language("not_found", message), "not_found")
         return None
 
     # --- answer ----------------------------------------------------------------------------------
@@ -357,9 +360,9 @@ def _clarification(message: str, evidence: Evidence) -> str:
     )
 
 
-def _not_in_documents(message: str) -> str:
-    name = "not_found_zh" if detect_lang(message) == "zh" else "not_found_en"
-    return load_prompt(name).render().strip()
+def _reply_in_language(name: str, message: str) -> str:
+    """The fixed reply `name` (prompts/<name>_zh.md or _en.md) in the message's language."""
+    return load_prompt(f"{name}_{'zh' if detect_lang(message) == 'zh' else 'en'}").render().strip()
 
 
 def _related(search: SearchResult) -> list[ScoredChunk]:
