@@ -192,3 +192,31 @@ def _chunk(text: str, doc: str = "d1"):
         final_score: float = 0.0
 
     return Chunk(1, doc, text, content_tokens=" ".join(query_terms(text)))
+
+
+def test_stored_searches_get_their_chunks_whole_text_back_for_the_sentence_features(tmp_path):
+    from bench.routing.fit import top_features
+    from bench.routing.records import (
+        Candidate,
+        QuestionRecord,
+        SearchRecord,
+        load_records,
+        save_chunk_texts,
+        save_records,
+    )
+
+    text = "连接池的大小默认是 20 个连接。调大之前先看负载。"
+    terms = query_terms(QUESTION)
+    stored = Candidate(7, "d1", "pool-size", "连接池大小", [], 0.9, 1, 1, 0.03, 0.0, 1.0, "", "", "zh")
+    record = QuestionRecord("s", "q1", QUESTION, True, "pool-size", terms, {}, {}, 1)
+    record.searches = {"default": SearchRecord(15, [stored], {})}
+    path = tmp_path / "s.records.jsonl.gz"
+    save_records(path, [record])
+    (without,) = load_records(path)  # a run before the chunk texts were kept: no sentence evidence
+    assert without.searches["default"].candidates[0].text == ""
+    assert top_features(without)["answer_type"] == 0.0
+    save_chunk_texts(tmp_path / "s.chunks.json.gz", {7: text})
+    (loaded,) = load_records(path)
+    assert loaded.searches["default"].candidates[0].text == text
+    assert top_features(loaded)["answer_type"] == 1.0
+    assert top_features(loaded)["sentence_coverage"] == 1.0
