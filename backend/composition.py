@@ -62,7 +62,8 @@ class Services:
         self.db.close()
 
     def _close_clients(self) -> None:
-        for client in (*self.rerankers.values(), self.chat.context_builder.counter):
+        """Every provider's HTTP client: rerankers, token counter, the answering model, the embedder."""
+        for client in (*self.rerankers.values(), self.chat.context_builder.counter, self.llm, self.embedder):
             close = getattr(client, "close", None)
             if close is not None:
                 close()

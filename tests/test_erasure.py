@@ -15,6 +15,7 @@ from backend.api.app import create_app
 from backend.db.connection import connect
 from backend.db.identity import apply_identity
 from backend.testing import ScriptedLLM
+from backend.testing.llm import citing_first
 from tests.factories import insert_conversation, insert_document
 from tests.test_privacy_sql import B, build_world, marker_hits
 
@@ -32,7 +33,7 @@ OTHER = {"external_id": "koala", "title": "考拉", "content": "考拉生活在�
 def client(make_services):
     # The answers cite [1] without quoting it: what the model wrote is the user's conversation and is
     # kept (README: the limits of erasure); the test looks for the copies the product made.
-    services = make_services(llm=ScriptedLLM(answers=["预算是三百万元[1]。"]))
+    services = make_services(llm=ScriptedLLM(answers=citing_first("预算是三百万元[{n}]。")))
     with TestClient(create_app(services=services)) as client:
         yield client
 

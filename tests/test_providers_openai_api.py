@@ -287,3 +287,23 @@ def test_a_rate_limited_model_is_a_502_that_says_so(make_client, fake):
     assert response.status_code == 502
     assert "HTTP 429 Rate limit reached" in response.text
     assert "Traceback" not in response.text
+
+
+def test_closing_the_services_closes_the_model_and_embedding_connections(database_url, settings, fake):
+    values = {
+        **settings.model_dump(),
+        "llm_provider": "openai_compatible",
+        "embedding_provider": "openai_compatible",
+        "openai_base_url": fake.url,
+        "openai_api_key": fake.api_key,
+        "openai_model": fake.model,
+        "openai_embedding_model": fake.embedding_model,
+    }
+    services = build_services(Settings.model_validate(values), database_url=database_url, migrate=False)
+    services.embedder.embed_query("考拉")  # a connection is open to the server
+    services.close()
+    # A closed httpx client refuses a new request: the sockets a process reload would otherwise leak.
+    with pytest.raises(RuntimeError, match="closed"):
+        services.embedder.embed_query("考拉")
+    with pytest.raises(RuntimeError, match="closed"):
+        services.llm.complete("", "考拉")

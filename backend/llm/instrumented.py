@@ -47,6 +47,12 @@ class InstrumentedLLM:
             self._metrics.provider_error("llm", self.name)
             raise
 
+    def close(self) -> None:
+        """Close the wrapped model's HTTP client, when it has one."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
     def _timed(self, start: Callable[[], Iterator[str]]) -> Iterator[str]:
         started = time.perf_counter()
         try:

@@ -107,6 +107,13 @@ class ScriptedLLM:
             yield text[start : start + step]
 
 
+def citing_first(text: str) -> AnswerScript:
+    """An answer script: `text` with "{n}" as the number of the first source the model is given. Research
+    numbers a section's sources by evidence id, in the order its concurrent searches returned, so a
+    fixed "[1]" may name no source of that section and be dropped as unsupported."""
+    return lambda question, sources, history: text.replace("{n}", str(sources[0].n) if sources else "1")
+
+
 def _next(script: Sequence[Any], call_number: int) -> Any:
     if not script:
         return None
