@@ -197,6 +197,7 @@ class RetrievalService:
             chunk_totals=prefetched.chunk_totals,
             fusion=self.policies.fusion,
             top_n=self.settings.confidence_top_n,
+            question=plan.query,
         )
         timings["confidence_ms"] = _ms(t0)
 
