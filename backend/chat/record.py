@@ -35,14 +35,16 @@ def save_turn(
     sources: list[dict[str, Any]],
     metadata: dict[str, Any],
     collections: list[uuid.UUID] | None = None,
+    searched: bool = False,
 ) -> tuple[uuid.UUID, uuid.UUID]:
     """The question and the answer, in one transaction (`conn`, as `identity`): (conversation, message).
-    The conversation keeps the turn's scope (`collections`; None: everything), so a reload keeps it."""
+    A turn that searched (`searched`) stores its scope with the conversation (`collections`; None:
+    everything), so a reload keeps it; one that did not (small talk) leaves the stored scope alone."""
     if conversation_id is None:
         conversation_id = conversations_repo.create_conversation(
             conn, owner_id=identity.user_id, title=message[:80], collections=collections
         )
-    else:
+    elif searched:
         conversations_repo.set_scope(conn, conversation_id=conversation_id, collections=collections)
     conversations_repo.add_message(conn, conversation_id=conversation_id, role="user", content=message)
     message_id = conversations_repo.add_message(

@@ -28,6 +28,16 @@ and four language-aware features (policy v4) mean the same whatever the two lang
                         own weight it replaces the term evidence the other language cannot show.
   cross_lingual_lift    cosine_lift when the languages differ, else 0: the embedding is the only
                         evidence left there, so the model may weigh it more.
+Near misses (issue 26 item 2, policy v5): a passage on the question's topic that does not hold the
+answer shares its words and meaning; three sentence-level features (backend/confidence/sentences.py)
+read what the passage's sentences hold, computed only when the policy weighs them and the question's
+text is given:
+  sentence_coverage     the largest share of the comparable terms' idf within one sentence of it.
+  answer_type           0 when the question asks for a number / date / person / place (多少, 何时, 谁,
+                        哪里; how many, when, who, where) and its best-covering sentences hold none that
+                        is not the question's own word; else 1 (untyped questions: 1).
+  answer_sentence       the sentence coverage of its best sentence that holds the asked type
+                        (untyped: sentence_coverage).
 score = sigmoid(bias + sum(weight * feature)), weights >= 0 (monotone), fitted leave-one-dataset-out
 on the development sets by bench/routing. The best document's score is best_overall_score.
 
@@ -53,6 +63,7 @@ from typing import Any, Protocol
 
 from backend.confidence.answerability_policy import AnswerabilityPolicy
 from backend.confidence.scoring import ChunkLike
+from backend.confidence.sentences import SentenceEvidence, question_type, question_unit, sentence_evidence
 from backend.text import detect_lang, normalize
 
 # Chinese terms of 2+ characters are matched in the text too; Latin stems would match inside other
@@ -92,6 +103,7 @@ class DocumentEvidence:
     language: str = "und"  # detect_lang of its first chunk: 'zh', 'en' or 'und'
     cross_lingual: bool = False  # its language and the question's are both known and differ
     comparable_coverage: float = 0.0  # term_coverage over the terms its language can hold
+    sentences: SentenceEvidence | None = None  # sentence-level evidence (None: not computed)
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,13 @@ def passage_language(candidate: Candidate) -> str:
     return known if isinstance(known, str) and known else detect_lang(candidate.content)
 
 
+def passage_text(candidate: Candidate) -> str:
+    """A candidate's whole text: `text` when it carries one (the benchmark's stored candidates keep it
+    apart from their reduced content), else its content."""
+    full = getattr(candidate, "text", None)
+    return full if isinstance(full, str) and full else candidate.content
+
+
 def comparable_terms(terms: Sequence[str], language: str) -> list[str]:
     """The terms a passage in `language` can contain: a Latin-script passage holds no Chinese word
     (it may hold a Chinese question's numbers and Latin names); Chinese text quotes Latin words."""
@@ -174,19 +193,25 @@ def comparable_terms(terms: Sequence[str], language: str) -> list[str]:
 
 
 def document_evidence(
-    candidates: Sequence[Candidate], terms: Sequence[str], term_idfs: Mapping[str, float] | None
+    candidates: Sequence[Candidate],
+    terms: Sequence[str],
+    term_idfs: Mapping[str, float] | None,
+    question: str | None = None,
 ) -> list[DocumentEvidence]:
-    """Aggregate scored chunks per document, in order of first appearance."""
+    """Aggregate scored chunks per document, in order of first appearance; with the question's text,
+    the sentence-level evidence too."""
     weights = term_weights(list(dict.fromkeys(terms)), term_idfs)
+    asked = question_type(question) if question is not None else None
+    unit = question_unit(question) if question is not None and asked == "number" else None
     total = sum(weights.values())
-    asked = question_language(terms)
+    language_asked = question_language(terms)
     groups: dict[Any, list[Candidate]] = {}
     for c in candidates:
         groups.setdefault(c.document_id, []).append(c)
     out = []
     for doc_id, members in groups.items():
         language = passage_language(members[0])
-        cross = asked in LANGUAGES and language in LANGUAGES and asked != language
+        cross = language_asked in LANGUAGES and language in LANGUAGES and language_asked != language
         comparable = comparable_terms(list(weights), language) if cross else list(weights)
         comparable_total = sum(weights[t] for t in comparable)
         best_cover, best_missing = 0.0, tuple(sorted(weights, key=lambda t: -weights[t]))
@@ -206,6 +231,11 @@ def document_evidence(
                 held = sum(weights[t] for t in comparable if t in contained)
                 best_comparable = max(best_comparable, held / comparable_total)
         cosines = [c.similarity for c in members if c.similarity is not None]
+        sentences = None
+        if question is not None:
+            sentences = sentence_evidence(
+                [passage_text(c) for c in members], weights, asked, comparable, unit
+            )
         out.append(
             DocumentEvidence(
                 parent_id=str(doc_id),
@@ -221,6 +251,7 @@ def document_evidence(
                 language=language,
                 cross_lingual=cross,
                 comparable_coverage=best_comparable,
+                sentences=sentences,
             )
         )
     return out
@@ -249,6 +280,18 @@ def features(doc: DocumentEvidence, background: float | None) -> dict[str, float
         "comparable_agreement": float(doc.vector_rank == 1) if doc.cross_lingual else legs / 2,
         "cross_lingual": cross,
         "cross_lingual_lift": lift * cross,
+        **sentence_features(doc.sentences),
+    }
+
+
+def sentence_features(evidence: SentenceEvidence | None) -> dict[str, float]:
+    """The sentence-level features; not computed: zero coverage, the type taken as held."""
+    if evidence is None:
+        return {"sentence_coverage": 0.0, "answer_type": 1.0, "answer_sentence": 0.0}
+    return {
+        "sentence_coverage": evidence.sentence_coverage,
+        "answer_type": evidence.answer_type,
+        "answer_sentence": evidence.answer_sentence,
     }
 
 

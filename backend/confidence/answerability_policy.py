@@ -22,7 +22,12 @@ FEATURES = (
     "comparable_agreement",
     "cross_lingual",
     "cross_lingual_lift",
+    "sentence_coverage",
+    "answer_type",
+    "answer_sentence",
 )
+# v5 on: read off the sentences of each candidate (backend/confidence/sentences.py), only when weighed.
+SENTENCE_FEATURES = ("sentence_coverage", "answer_type", "answer_sentence")
 # v4 on: the features that mean the same whatever the languages of question and passage.
 LANGUAGE_AWARE_FEATURES = (
     "cosine_lift",

@@ -5,7 +5,8 @@
                         chunk_totals=totals, top_n=settings.confidence_top_n)
 
 Seed-formula policies (v1, v2) read chunk_totals; answerability policies (v3) read terms and
-term_idfs (idf per query term, as hybrid_search_terms reports it) and fusion (the RRF settings),
+term_idfs (idf per query term, as hybrid_search_terms reports it), fusion (the RRF settings) and,
+for a policy weighing sentence-level features (v5), the question's text,
 and score the head of the fusion a /search-depth search would have (answerability.scored_candidates),
 so /search, /chat and /research get the same number from searches of different depths.
 Both return the section-10 contract of overall-score-confidence.md.
@@ -27,7 +28,7 @@ from backend.confidence.answerability import (
     features,
     scored_candidates,
 )
-from backend.confidence.answerability_policy import FORMULA, AnswerabilityPolicy
+from backend.confidence.answerability_policy import FORMULA, SENTENCE_FEATURES, AnswerabilityPolicy
 from backend.confidence.policy import (
     POLICIES_DIR,
     SCORE_POLICY_FILES,
@@ -65,6 +66,7 @@ def assess(
     chunk_totals: Mapping[Any, int] | None = None,
     fusion: Fusion = DEFAULT_FUSION,
     top_n: int = 5,
+    question: str | None = None,
 ) -> dict[str, Any]:
     """The section-10 confidence of one search under `policy`."""
     if isinstance(policy, Policy):
@@ -79,6 +81,7 @@ def assess(
         chunk_totals=chunk_totals,
         fusion=fusion,
         top_n=top_n,
+        question=question,
     )
 
 
@@ -91,12 +94,15 @@ def answerability_confidence(
     chunk_totals: Mapping[Any, int] | None = None,
     fusion: Fusion = DEFAULT_FUSION,
     top_n: int = 5,
+    question: str | None = None,
 ) -> dict[str, Any]:
-    """Score each candidate document; the best one's score, level, need_hitl and web fallback."""
+    """Score each candidate document; the best one's score, level, need_hitl and web fallback.
+    The sentence-level features are read only when the policy weighs them (and `question` is given)."""
     scored = scored_candidates(candidates, policy.depth, policy.leg_depth, fusion)
     background = background_cosine(scored)
+    sentence_level = question is not None and any(f in policy.weights for f in SENTENCE_FEATURES)
     parents = []
-    for doc in document_evidence(scored, terms, term_idfs):
+    for doc in document_evidence(scored, terms, term_idfs, question if sentence_level else None):
         values = features(doc, background)
         parents.append((document_score(values, policy), doc, values))
     parents.sort(key=lambda p: -p[0])  # stable: ties keep the fused order
@@ -184,6 +190,16 @@ def _parent_entry(
             "full_text_rank": doc.full_text_rank,
             "hit_chunks": doc.hit_chunks,
             "missing_terms": list(doc.missing_terms[:5]),
+            **(
+                {
+                    "question_type": doc.sentences.asked,
+                    "sentence_coverage": _round(values["sentence_coverage"]),
+                    "answer_type_held": values["answer_type"] == 1.0,
+                    "answer_sentence": _round(values["answer_sentence"]),
+                }
+                if doc.sentences is not None
+                else {}
+            ),
         },
     }
 

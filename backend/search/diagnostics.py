@@ -119,7 +119,7 @@ class ParentConfidenceOut(_Diag):
         "chunk carries it; sparse_evidence / huge_doc_sparse: few of its chunks match; "
         "ambiguous_candidate: the runner-up competes with the best document"
     )
-    features: dict[str, float | int | bool | list[str] | None] = Field(
+    features: dict[str, float | int | bool | str | list[str] | None] = Field(
         description="the raw features the policy's formula read (names depend on the formula)"
     )
 

@@ -24,12 +24,12 @@ from bench.routing.collect import depth_parameters, search_all
 from bench.routing.evaluate import evaluate_set
 from bench.routing.plan import build_variants
 from bench.routing.plots import write_plots
-from bench.routing.records import load_chats, load_records, save_chats, save_records
+from bench.routing.records import load_chats, load_records, save_chats, save_chunk_texts, save_records
 from bench.routing.report import render
 from bench.routing.split import MissingDataset, write_half_corpus
 from bench.routing.split import chat_sample as pick_sample
 from bench.routing.summary import describe, render_variants
-from bench.routing.terms import chunk_totals
+from bench.routing.terms import chunk_texts, chunk_totals
 from bench.routing.variants import KINDS, NotParallel, Variant
 
 WORK_DIR = CACHE_DIR / "routing"
@@ -123,6 +123,7 @@ def run_variant(variant: Variant, settings: Settings, inner: LocalEmbedder, args
             cache.save()
             with services.pool.connection() as conn:
                 totals = chunk_totals(conn)
+                texts = chunk_texts(conn)
             sample = [
                 q for side in (split.answerable, split.unanswerable) for q in pick_sample(side, args.sample)
             ]
@@ -132,6 +133,7 @@ def run_variant(variant: Variant, settings: Settings, inner: LocalEmbedder, args
         finally:
             services.close()
     save_records(WORK_DIR / f"{name}.records.jsonl.gz", records)
+    save_chunk_texts(WORK_DIR / f"{name}.chunks.json.gz", texts)
     save_chats(
         WORK_DIR / f"{name}.chats.json",
         {

@@ -59,7 +59,7 @@ def top_features(record: QuestionRecord, depth: int = DEPTH) -> dict[str, float]
     """The features of the question's best-ranked document (the first of the product's ranking)."""
     candidates = record.searches["default"].candidates
     scored = scored_candidates(candidates, depth, LEG_DEPTH)
-    docs = document_evidence(scored, record.terms, record.term_idfs)
+    docs = document_evidence(scored, record.terms, record.term_idfs, record.text)
     first = candidates[0].document_id if candidates else None
     doc = next((d for d in docs if d.parent_id == first), docs[0] if docs else None)
     if doc is None:
@@ -348,7 +348,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _confidence(record: QuestionRecord, policy: AnswerabilityPolicy) -> dict[str, Any]:
     return answerability_confidence(
-        record.searches["default"].candidates, policy, terms=record.terms, term_idfs=record.term_idfs
+        record.searches["default"].candidates,
+        policy,
+        terms=record.terms,
+        term_idfs=record.term_idfs,
+        question=record.text,
     )
 
 

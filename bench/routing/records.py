@@ -3,7 +3,9 @@
 Candidates keep the fields the confidence reads. content_tokens is reduced to the query terms the
 chunk's tokens hold, and content to the query terms its text holds (space-separated), which is all a
 coverage feature can read of them, so a record can be re-scored offline (bench/routing/fit.py)
-exactly as the live search would be.
+exactly as the live search would be. The full text of every chunk of the corpus is kept once per run
+beside the records (<key>.chunks.json.gz) and given back to each candidate as `text` on loading:
+the sentence-level features (backend/confidence/sentences.py) read whole sentences.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Candidate:
     content_tokens: str  # only the query terms among the chunk's indexed tokens
     content: str = ""  # only the query terms its text contains (what a coverage feature can read)
     content_language: str = ""  # detect_lang of its text ('' in records stored before issue 26)
+    text: str = field(default="", repr=False)  # its full text, from <key>.chunks.json.gz (not stored here)
 
 
 @dataclass
@@ -111,11 +114,29 @@ def save_records(path: Path, records: list[QuestionRecord]) -> None:
     tmp.replace(path)
 
 
+def save_chunk_texts(path: Path, texts: dict[int, str]) -> None:
+    """Every chunk's text of the run's corpus, by chunk id (stored once, not per candidate)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        json.dump({str(k): v for k, v in texts.items()}, fh, ensure_ascii=False)
+    tmp.replace(path)
+
+
 def load_records(path: Path) -> list[QuestionRecord]:
     """The stored searches; candidates stored without their language get the one of their document's
-    text in the corpus the run ingested (<stem>/corpus.jsonl next to the records, when it is there)."""
+    text in the corpus the run ingested (<stem>/corpus.jsonl next to the records, when it is there),
+    and every candidate its full text when the run kept the chunk texts (<stem>.chunks.json.gz)."""
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         records = [_record(json.loads(line)) for line in fh if line.strip()]
+    texts_path = path.with_name(path.name.removesuffix(".records.jsonl.gz") + ".chunks.json.gz")
+    if texts_path.is_file():
+        with gzip.open(texts_path, "rt", encoding="utf-8") as fh:
+            texts = {int(k): v for k, v in json.load(fh).items()}
+        for r in records:
+            for s in r.searches.values():
+                for c in s.candidates:
+                    c.text = texts.get(c.chunk_id, "")
     corpus = path.with_name(path.name.removesuffix(".records.jsonl.gz")) / "corpus.jsonl"
     if corpus.is_file() and any(
         not c.content_language for r in records for s in r.searches.values() for c in s.candidates
@@ -142,7 +163,11 @@ def attach_languages(records: list[QuestionRecord], corpus: Path) -> None:
 
 def _record(data: dict[str, Any]) -> QuestionRecord:
     searches = {
-        name: SearchRecord(s["depth"], [Candidate(**c) for c in s["candidates"]], s["confidence"])
+        name: SearchRecord(
+            s["depth"],
+            [Candidate(**{k: v for k, v in c.items() if k != "text"}) for c in s["candidates"]],
+            s["confidence"],
+        )
         for name, s in data.pop("searches").items()
     }
     return QuestionRecord(**data, searches=searches)

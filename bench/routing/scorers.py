@@ -26,4 +26,5 @@ def confidence_under(
         terms=record.terms,
         term_idfs=record.term_idfs,
         chunk_totals=chunk_totals,
+        question=record.text,
     )

@@ -38,3 +38,8 @@ def chunk_totals(conn: psycopg.Connection) -> dict[str, int]:
     """Chunks per document id (what the seed formula's coverage_ratio divides by)."""
     rows = conn.execute("select document_id::text, count(*) from public.chunks group by 1").fetchall()
     return {r[0]: int(r[1]) for r in rows}
+
+
+def chunk_texts(conn: psycopg.Connection) -> dict[int, str]:
+    """Every chunk's text by id: what a sentence-level feature reads of a stored candidate."""
+    return {int(r[0]): str(r[1]) for r in conn.execute("select id, content from public.chunks").fetchall()}
