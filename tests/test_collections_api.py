@@ -285,3 +285,10 @@ def test_an_owner_demoted_to_viewer_gets_a_403_for_re_ingesting_their_document_i
         ]
         == "updated"
     )
+
+
+def test_small_talk_in_a_narrowed_conversation_keeps_its_scope(team):
+    first = post(team.b, "/chat", {"message": QUESTION, "collections": [team.collection]})
+    post(team.b, "/chat", {"message": "你好", "conversation_id": first["conversation_id"]})
+    listed = {c["id"]: c for c in team.b.get("/conversations").json()}
+    assert listed[first["conversation_id"]]["collections"] == [team.collection]
