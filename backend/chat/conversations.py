@@ -61,6 +61,12 @@ def previous_answer(conn: psycopg.Connection, *, conversation_id: uuid.UUID) -> 
     )
 
 
+def stored_scope(db: Database, conversation_id: uuid.UUID, identity: Identity) -> list[uuid.UUID] | None:
+    """The collections a conversation of the caller's searches (None: everything; migration 024)."""
+    with db.as_user(identity, read_only=True) as conn:
+        return repo.conversation_scope(conn, conversation_id=conversation_id)
+
+
 def list_conversations(db: Database, *, identity: Identity, limit: int, offset: int) -> list[dict[str, Any]]:
     """The caller's conversations, most recent first (RLS: their own only)."""
     with db.as_user(identity, read_only=True) as conn:

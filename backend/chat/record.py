@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any
 
 import psycopg
@@ -34,17 +35,19 @@ def save_turn(
     answer: str,
     sources: list[dict[str, Any]],
     metadata: dict[str, Any],
-    collections: list[uuid.UUID] | None = None,
-    searched: bool = False,
+    collections: list[uuid.UUID] | None | EllipsisType = ...,
 ) -> tuple[uuid.UUID, uuid.UUID]:
     """The question and the answer, in one transaction (`conn`, as `identity`): (conversation, message).
-    A turn that searched (`searched`) stores its scope with the conversation (`collections`; None:
-    everything), so a reload keeps it; one that did not (small talk) leaves the stored scope alone."""
+    A turn that searched stores its scope with the conversation (`collections`; None: everything), so
+    a reload keeps it; one that did not (small talk: `...`) leaves the stored scope alone."""
     if conversation_id is None:
         conversation_id = conversations_repo.create_conversation(
-            conn, owner_id=identity.user_id, title=message[:80], collections=collections
+            conn,
+            owner_id=identity.user_id,
+            title=message[:80],
+            collections=None if collections is ... else collections,
         )
-    elif searched:
+    elif collections is not ...:
         conversations_repo.set_scope(conn, conversation_id=conversation_id, collections=collections)
     conversations_repo.add_message(conn, conversation_id=conversation_id, role="user", content=message)
     message_id = conversations_repo.add_message(

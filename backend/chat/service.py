@@ -23,7 +23,7 @@ from backend.chat import direct
 from backend.chat.assist import AssistTools
 from backend.chat.citations import Cited, cite
 from backend.chat.context import BuiltContext, ContextBuilder
-from backend.chat.conversations import PreviousAnswer, previous_answer, recent_turns
+from backend.chat.conversations import PreviousAnswer, previous_answer, recent_turns, stored_scope
 from backend.chat.diagnostics import (
     ChatDiagnostics,
     CitationDiagnostics,
@@ -37,7 +37,6 @@ from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.config import Settings
 from backend.db.database import Database
-from backend.db.repositories.conversations import conversation_scope
 from backend.errors import InvalidInput
 from backend.llm import LLM, Turn, load_prompt
 from backend.llm.base import Sampling, ToolCallingLLM
@@ -65,9 +64,7 @@ class ChatRequest:
     web: WebChoice = "auto"
     # What the client asked of the generator (the OpenAI API's temperature / max_tokens); None: defaults.
     sampling: Sampling | None = None
-    # True when the client did not say which collections to search: a continued conversation keeps the
-    # scope stored with it (conversations.collections), a new one searches everything.
-    scope_from_conversation: bool = False
+    scope_from_conversation: bool = False  # no `collections` asked: the conversation's stored scope
 
 
 @dataclass(frozen=True)
@@ -153,7 +150,10 @@ class ChatService:
         message = self._checked(request.message)
         budget = request.options.budget(self.settings)  # the turn's one budget; a bad option is a 422 now
         history, previous = await asyncio.to_thread(self._history, request.conversation_id, identity)
-        request = await asyncio.to_thread(self._scoped, request, identity)
+        if request.scope_from_conversation and request.conversation_id is not None:
+            stored = await asyncio.to_thread(stored_scope, self.db, request.conversation_id, identity)
+            options = dataclasses.replace(request.options, collections=stored)
+            request = dataclasses.replace(request, options=options)
         intent = classify(message, after_answer=previous is not None and previous.answered())
         if intent is not None:  # small talk, or an instruction about the previous answer: no search
             return await asyncio.to_thread(
@@ -221,14 +221,6 @@ class ChatService:
                 f"message has {len(message)} characters; the limit is {self.settings.max_query_chars}"
             )
         return message
-
-    def _scoped(self, request: ChatRequest, identity: Identity) -> ChatRequest:
-        """The request with the conversation's stored scope when the client named none."""
-        if not request.scope_from_conversation or request.conversation_id is None:
-            return request
-        with self.db.as_user(identity, read_only=True) as conn:
-            stored = conversation_scope(conn, conversation_id=request.conversation_id)
-        return dataclasses.replace(request, options=dataclasses.replace(request.options, collections=stored))
 
     def _history(
         self, conversation_id: uuid.UUID | None, identity: Identity
@@ -298,7 +290,6 @@ class ChatService:
                 sources=cited.sources,
                 metadata=_metadata(turn, diagnostics, generator),
                 collections=turn.collections,
-                searched=True,
             )
         diagnostics.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
         evidence = turn.evidence

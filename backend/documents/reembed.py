@@ -10,8 +10,8 @@ import numpy as np
 from psycopg_pool import ConnectionPool
 
 from backend.auth.identity import cache_scope
-from backend.db.repositories import documents as documents_repo
-from backend.db.repositories.documents import ChunkToReembed
+from backend.db.repositories import reembedding
+from backend.db.repositories.reembedding import ChunkToReembed
 from backend.documents.embedding_store import embed_with_cache
 from backend.embeddings import Embedder
 from backend.ingest.prepare import embedding_text, sha256
@@ -38,11 +38,11 @@ def reembed(
     """
     summary = ReembedSummary(embedder.model_id)
     with pool.connection() as conn:
-        total = documents_repo.count_chunks_embedded_by_other_models(conn, model=embedder.model_id)
+        total = reembedding.count_chunks_embedded_by_other_models(conn, model=embedder.model_id)
     after = 0
     while True:
         with pool.connection() as conn:
-            rows = documents_repo.chunks_embedded_by_other_models(
+            rows = reembedding.chunks_embedded_by_other_models(
                 conn, model=embedder.model_id, after_id=after, limit=batch_size
             )
         if not rows:
@@ -58,7 +58,7 @@ def reembed(
             updates.extend((cid, vectors[h], h) for cid, h in hashes.items())
             summary.embedded += len(embedded)
         with pool.connection() as conn:
-            documents_repo.update_embeddings(conn, model=embedder.model_id, vectors=updates)
+            reembedding.update_embeddings(conn, model=embedder.model_id, vectors=updates)
         summary.chunks += len(rows)
         after = rows[-1].id
         if on_progress:
