@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,6 +76,26 @@ class IngestSummary:
 
 
 ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
+ChunkCallback = Callable[[int, int], None]  # (chunks with their vector so far, chunks prepared so far)
+
+
+class ChunkCounter:
+    """Chunks that have their vector (cached or embedded now) out of those prepared, as embedding goes:
+    finer than ProgressCallback, which speaks once a group is written (one group, with atomic=True)."""
+
+    def __init__(self, callback: ChunkCallback | None) -> None:
+        self.callback = callback
+        self.done = 0
+        self.total = 0
+
+    def planned(self, chunks: int, unchanged: int) -> None:
+        self.total += chunks
+        self.add(unchanged)
+
+    def add(self, chunks: int) -> None:
+        self.done += chunks
+        if self.callback and chunks:
+            self.callback(self.done, self.total)
 
 
 class IngestionService:
@@ -93,6 +114,7 @@ class IngestionService:
         atomic: bool = False,
         bulk: bool = False,
         on_progress: ProgressCallback | None = None,
+        on_chunks: ChunkCallback | None = None,
     ) -> IngestSummary:
         """Ingest documents as `identity` (RLS decides what it may write; a user's documents are
         theirs and private, the service's public), or with identity None as the backend's own role
@@ -101,11 +123,13 @@ class IngestionService:
 
         bulk=True: one transaction with deferred index maintenance (module docstring), as the
         backend's own role only; a provider failure then raises and nothing is stored, as with atomic.
+        on_chunks: (chunks with their vector, chunks prepared) as each embedding batch returns.
         """
         if bulk and identity is not None:
             raise InvalidInput("bulk loads run as the backend's own role (the CLI), not as a user")
         started = time.perf_counter()
         summary = IngestSummary()
+        counter = ChunkCounter(on_chunks)
         groups = (
             [self._prepare_all(items, summary, strict=atomic)] if atomic else self._groups(items, summary)
         )
@@ -114,13 +138,13 @@ class IngestionService:
                 with self.db.owner() as conn, conn.transaction():
                     load = BulkLoad(conn, self.settings)
                     self._ingest_groups(
-                        groups, identity, summary, on_progress, raise_provider_errors=True, bulk=load
+                        groups, identity, summary, on_progress, counter, raise_provider_errors=True, bulk=load
                     )
                     summary.bulk = load.finish()
             except ProviderError as exc:
                 raise ProviderError(f"bulk load rolled back, nothing was stored: {exc}") from exc
         else:
-            self._ingest_groups(groups, identity, summary, on_progress, raise_provider_errors=atomic)
+            self._ingest_groups(groups, identity, summary, on_progress, counter, raise_provider_errors=atomic)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -130,6 +154,7 @@ class IngestionService:
         identity: Identity | None,
         summary: IngestSummary,
         on_progress: ProgressCallback | None,
+        counter: ChunkCounter,
         *,
         raise_provider_errors: bool,
         bulk: BulkLoad | None = None,
@@ -140,7 +165,7 @@ class IngestionService:
                 summary.outcomes.extend(self._failed(d, aborted) for d in group)
                 continue
             try:
-                self._ingest_group(group, identity, summary, bulk)
+                self._ingest_group(group, identity, summary, counter, bulk)
             except ProviderError as exc:
                 if raise_provider_errors:
                     raise
@@ -208,6 +233,7 @@ class IngestionService:
         group: list[PreparedDocument],
         identity: Identity | None,
         summary: IngestSummary,
+        counter: ChunkCounter,
         bulk: BulkLoad | None,
     ) -> None:
         model = self.embedder.model_id
@@ -231,10 +257,12 @@ class IngestionService:
                     for c in doc.chunks:
                         c.metadata["created_at"] = old.metadata["created_at"]
                 changed.append(doc)
+        group_chunks = sum(len(d.chunks) for d in group)
+        counter.planned(group_chunks, group_chunks - sum(len(d.chunks) for d in changed))
         if not changed:
             return
         scope = cache_scope(owner_id)
-        vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope)
+        vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope, counter)
         if bulk is not None:
             bulk.start()
         with self._transaction(identity, bulk) as conn:
@@ -301,11 +329,16 @@ class IngestionService:
         forget_embeddings(self.db.pool, scope=scope, hashes=replaced - kept)
 
     def _embeddings(
-        self, chunks: Sequence[PreparedChunk], summary: IngestSummary, scope: uuid.UUID
+        self,
+        chunks: Sequence[PreparedChunk],
+        summary: IngestSummary,
+        scope: uuid.UUID,
+        counter: ChunkCounter,
     ) -> dict[str, np.ndarray]:
         """Vectors for every chunk: from the writer's cache scope or the shared one, else from the
         provider (then cached in the writer's scope)."""
         wanted = {c.embed_hash: c.embed_text for c in chunks}
+        uses = Counter(c.embed_hash for c in chunks)  # chunks per text (equal texts are embedded once)
         # The cache is the backend's own (migrations 013, 020): read and written on the backend's pool,
         # never as a user, in the scopes this writer may see.
         vectors, embedded = embed_with_cache(
@@ -314,6 +347,7 @@ class IngestionService:
             wanted,
             scope=scope,
             batch_size=self.settings.ingest_embed_batch_size,
+            on_vectors=lambda hashes: counter.add(sum(uses[h] for h in hashes)),
         )
         summary.chunks_embedded += len(embedded)
         summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in embedded)
