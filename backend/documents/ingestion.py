@@ -245,7 +245,7 @@ class IngestionService:
         changed: list[PreparedDocument] = []
         for doc in group:
             old = existing.get(doc.external_id)
-            if old is not None and self._unchanged(doc, old, model):
+            if old is not None and self.is_unchanged(doc, old, model):
                 summary.outcomes.append(
                     DocumentOutcome(
                         doc.external_id, doc.title, doc.source, "unchanged", old.id, old.chunk_count
@@ -303,7 +303,9 @@ class IngestionService:
             )
 
     @staticmethod
-    def _unchanged(doc: PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+    def is_unchanged(doc: PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+        """True when storing `doc` again would change nothing (content, metadata, model, chunks)."""
+
         def stable(meta: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in meta.items() if k not in _VOLATILE_KEYS}
 

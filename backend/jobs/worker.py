@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from backend.auth.identity import Identity
+from backend.auth.identity import DatabaseRole, Identity
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import ingest_jobs as repo
@@ -161,7 +161,7 @@ def identity_of(claim: repo.Claim) -> Identity:
     """The identity the job was submitted as (migration 028: owner, role and claims of that request)."""
     if claim.run_as not in ("authenticated", "service_role"):
         raise DomainError(f"job {claim.job_id} runs as an unknown role")
-    role = "authenticated" if claim.run_as == "authenticated" else "service_role"
+    role: DatabaseRole = "authenticated" if claim.run_as == "authenticated" else "service_role"
     return Identity(user_id=claim.owner_id, role=role, claims=claim.claims)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Query, UploadFile, status
 from fastapi.responses import JSONResponse
@@ -31,7 +31,9 @@ from backend.ingest.sandbox import ParseLimits
 from backend.jobs.files import BATCH_CONTENT_TYPE, encode_batch
 
 router = APIRouter(prefix="/documents", tags=["documents"])
-ACCEPTED = {202: {"model": IngestJobAccepted, "description": "Queued as a background job (background=true)"}}
+ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"model": IngestJobAccepted, "description": "Queued as a background job (background=true)"}
+}
 Background = Query(
     False,
     description="Answer at once (202) with a job id instead of waiting for the embeddings; follow it at "

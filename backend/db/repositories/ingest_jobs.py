@@ -142,7 +142,8 @@ def claim_next(conn: psycopg.Connection, *, token: str, lease_s: float) -> Claim
     ).fetchone()
     if row is None:
         return None
-    return Claim(*row, token=token)
+    file_id, job_id, kind, filename, content_type, attempts, owner_id, run_as, claims = row
+    return Claim(file_id, job_id, kind, filename, content_type, attempts, owner_id, run_as, claims, token)
 
 
 def renew_lease(conn: psycopg.Connection, *, file_id: uuid.UUID, token: str, lease_s: float) -> bool:
