@@ -5,6 +5,11 @@ replaced without duplicates; another user's job does not exist for them (API and
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
+import time
 import uuid
 
 import psycopg
@@ -12,8 +17,11 @@ import psycopg.sql
 import pytest
 from fastapi.testclient import TestClient
 
+from backend import PROJECT_ROOT
 from backend.api.app import create_app
 from backend.auth import LOCAL_IDENTITY, user_identity
+from backend.cli import main
+from backend.config import get_settings
 from backend.jobs.worker import Worker
 from backend.testing import ScriptedLLM
 from tests.auth_tokens import SERVICE_KEY, FakeAuthServer, es256, mint
@@ -261,3 +269,76 @@ def test_in_sql_a_user_sees_and_cancels_only_their_own_jobs_and_cannot_choose_wh
         )
     with acting_as(db, LOCAL_IDENTITY) as conn:
         assert rows(conn, "ingest_jobs") == 0
+
+
+# --- a worker process killed mid-file ------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_worker_process_killed_mid_file_leaves_nothing_and_the_file_is_retried_once(
+    client, services, database_url, db
+):
+    release = threading.Event()
+
+    def embeddings_that_never_answer(path, headers, body):
+        release.wait(120)
+        return 503, b'{"error": {"message": "gone"}}', "application/json"
+
+    accepted = upload(client, ("kangaroo.md", f"# 袋鼠\n\n{LONG}".encode()))
+    with serve(embeddings_that_never_answer) as url:
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "AUTO_MIGRATE": "false",
+            "EMBEDDING_PROVIDER": "openai_compatible",
+            "OPENAI_EMBEDDING_BASE_URL": f"{url}/v1",
+            "OPENAI_EMBEDDING_API_KEY": "test-key",
+            "OPENAI_EMBEDDING_MODEL": "fake-embed",
+            "OPENAI_EMBEDDING_DIMS": "64",
+            "LLM_PROVIDER": "extractive",
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "backend", "worker"], env=env, cwd=PROJECT_ROOT, stderr=subprocess.DEVNULL
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while (
+                db.execute("select count(*) from ingest_job_files where status = 'running'").fetchone()[0]
+                == 0
+            ):
+                assert process.poll() is None, "the worker process exited"
+                assert time.monotonic() < deadline, "the worker process never claimed the file"
+                time.sleep(0.2)
+            time.sleep(0.5)  # it is waiting for the embeddings now
+        finally:
+            process.kill()  # SIGKILL: no cleanup of any kind
+            process.wait()
+            release.set()
+    assert db.execute("select count(*) from documents").fetchone()[0] == 0  # nothing half-stored
+    assert (
+        client.get(accepted["status_url"]).json()["files"][0]["status"] == "running"
+    )  # until its lease ends
+    expire_leases(db)
+
+    assert worker(services, "replacement").drain() == 1
+    file = client.get(accepted["status_url"]).json()["files"][0]
+    assert file["status"] == "done"
+    assert file["attempts"] == 2
+    assert db.execute("select count(*) from documents").fetchone()[0] == 1
+    chunks = db.execute("select count(*) from chunks").fetchone()[0]
+    assert chunks == file["chunks_total"]
+
+
+@pytest.mark.slow
+def test_the_worker_command_drains_the_queue(client, database_url, monkeypatch, capsys):
+    accepted = upload(client, ("a.md", b"# A\n\nplatypus"), ("b.exe", b"MZ"))
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    get_settings.cache_clear()
+    try:
+        assert main(["worker", "--drain"]) == 0
+    finally:
+        get_settings.cache_clear()
+    assert "processed 2 file(s); the queue is empty" in capsys.readouterr().out
+    assert [f["status"] for f in client.get(accepted["status_url"]).json()["files"]] == ["done", "failed"]
