@@ -29,7 +29,12 @@
 --                  the service path): a user's cached entries live on their own shard.
 --   unchanged (local tables of the coordinator): alembic_version, and api_keys (migration 021): a key is
 --                  looked up by its hash once per request, on the coordinator, and joined with nothing;
---                  no worker needs it, and its RLS applies there as on one node.
+--                  no worker needs it, and its RLS applies there as on one node; and the ingestion job
+--                  queue, ingest_jobs and ingest_job_files (migration 028): workers claim files across
+--                  every tenant with FOR UPDATE SKIP LOCKED, a row lock Citus does not take in a
+--                  multi-shard statement; the rows are joined with nothing of a tenant's (the file's
+--                  documents are then written as its owner, to the owner's shard) and a file's body
+--                  is dropped once it is ingested, so the queue stays small on the coordinator.
 -- Keys grow the tenant: primary keys (tenant_id, id); chunks' and messages' foreign keys
 -- (tenant_id, document_id) / (tenant_id, conversation_id); unique constraints keep their names
 -- (documents_owner_external_id_key is what ingestion's ON CONFLICT names).
