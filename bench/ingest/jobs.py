@@ -93,7 +93,6 @@ def background(app: Services, files: list[tuple[str, bytes]]) -> dict[str, Any]:
 
 def job_overhead(settings: Settings, kind: str, per_format: int) -> dict[str, Any]:
     """Per format: files, chunks, seconds direct and in the background."""
-    rows = []
     with ExitStack() as stack:
         apps = [
             stack.enter_context(
@@ -106,31 +105,24 @@ def job_overhead(settings: Settings, kind: str, per_format: int) -> dict[str, An
         for app in apps:
             app.embedder.embed_documents(["warm-up: load the model before the clock starts"])
             direct(app, [_file("csv", 999)])  # the sandbox's fork server starts before the clock too
-        for fmt in FORMATS:
-            files = [_file(fmt, n) for n in range(per_format)]
-            started = time.perf_counter()
-            summary = direct(apps[0], files)
-            direct_s = time.perf_counter() - started
-            started = time.perf_counter()
-            job = background(apps[1], files)
-            background_s = time.perf_counter() - started
-            if summary.count("failed") or job["counts"]["done"] != len(files):
-                raise RuntimeError(f"{fmt}: not every file was stored ({summary.counts}, {job['counts']})")
-            chunks = sum(o.chunks for o in summary.outcomes)
-            if chunks != job["chunks_total"]:
-                raise RuntimeError(
-                    f"{fmt}: the paths stored different chunk counts ({chunks}, {job['chunks_total']})"
-                )
-            log(
-                f"  {fmt}: {len(files)} files, {chunks} chunks: direct {direct_s:.2f} s, job {background_s:.2f} s"
-            )
-            rows.append(
-                {
-                    "format": fmt,
-                    "files": len(files),
-                    "chunks": chunks,
-                    "direct_s": direct_s,
-                    "job_s": background_s,
-                }
-            )
+        rows = [_measure(apps[0], apps[1], fmt, per_format) for fmt in FORMATS]
     return {"embedder": kind, "files_per_format": per_format, "formats": rows}
+
+
+def _measure(direct_app: Services, job_app: Services, fmt: str, per_format: int) -> dict[str, Any]:
+    files = [_file(fmt, n) for n in range(per_format)]
+    started = time.perf_counter()
+    summary = direct(direct_app, files)
+    direct_s = time.perf_counter() - started
+    started = time.perf_counter()
+    job = background(job_app, files)
+    job_s = time.perf_counter() - started
+    if summary.count("failed") or job["counts"]["done"] != len(files):
+        raise RuntimeError(f"{fmt}: not every file was stored ({summary.counts}, {job['counts']})")
+    chunks = sum(o.chunks for o in summary.outcomes)
+    if chunks != job["chunks_total"]:
+        raise RuntimeError(
+            f"{fmt}: the paths stored different chunk counts ({chunks}, {job['chunks_total']})"
+        )
+    log(f"  {fmt}: {len(files)} files, {chunks} chunks: direct {direct_s:.2f} s, job {job_s:.2f} s")
+    return {"format": fmt, "files": len(files), "chunks": chunks, "direct_s": direct_s, "job_s": job_s}
