@@ -166,7 +166,7 @@ def test_sync_urls_reads_pages_with_the_web_readers_guard(services, settings, db
     report = sync(
         services.ingestion, services.db, items, prefix="web/", identity=None, delete=True, apply=True
     )
-    assert report.added == [f"web/{base}/a", f"web/{base}/b"]
+    assert report.added == [f"web/{base}/a", f"web/{base}/b"], report.failed
     assert [(ident, reason) for ident, reason in report.failed] == [
         (f"web/{base}/missing", "PageFetchError: HTTP 404")
     ]
@@ -187,17 +187,20 @@ def cli_env(monkeypatch, database_url, db):
 
 @pytest.mark.slow
 def test_the_sync_command_dry_runs_then_applies_a_folder_and_a_url_list(
-    cli_env, folder, tmp_path, capsys, db
+    cli_env, folder, tmp_path, capsys, db, monkeypatch
 ):
-    assert main(["sync", str(folder), "--delete"]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert main(["sync", "team", "--delete"]) == 0
     out = capsys.readouterr().out
     assert "would be added: team/kangaroo.md" in out
     assert "would be added 3, would be updated 0, skipped 0 unchanged, would be removed 0, failed 0" in out
     assert stored(db) == {}
+    assert main(["ingest", "team", "--no-progress"]) == 0  # the names `ingest` gives are the same
+    capsys.readouterr()
     assert main(["sync", str(folder), "--apply", "--no-progress"]) == 0
-    assert "added 3, updated 0, skipped 0 unchanged" in capsys.readouterr().out
+    assert "added 0, updated 0, skipped 3 unchanged" in capsys.readouterr().out
     (folder / "koala.md").unlink()
-    assert main(["sync", str(folder), "--delete", "--apply", "--no-progress"]) == 0
+    assert main(["sync", "team/", "--delete", "--apply", "--no-progress"]) == 0
     assert "removed: team/koala.md" in capsys.readouterr().out
     assert sorted(stored(db)) == ["team/kangaroo.md", "team/sub/platypus.txt"]
 

@@ -45,13 +45,17 @@ def with_path_ids(items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[Loa
     """Files get a stable external_id and source: their path relative to the working directory
     (absolute when outside it), so `ingest docs/`, `ingest docs/a.md` and `ingest /abs/path/docs`
     (what `demo` does) name the same document the same way, and only an edited file is updated."""
-    cwd = Path.cwd().resolve()
     for item in items:
         if isinstance(item, LoadedDocument) and item.external_id is None and item.source:
-            path = Path(item.source).resolve()
-            ident = path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.as_posix()
+            ident = path_id(Path(item.source))
             item = replace(item, external_id=ident, source=ident)
         yield item
+
+
+def path_id(path: Path) -> str:
+    """A file's or folder's name in external ids: relative to the working directory, else absolute."""
+    cwd, path = Path.cwd().resolve(), path.resolve()
+    return path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.as_posix()
 
 
 def iter_inputs(

@@ -29,8 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--urls", type=Path, help="a file of URLs, one a line (# comments), instead of a folder")
     p.add_argument(
         "--name",
-        help="the source's name, the prefix of its external ids (default: the folder's name, or the URL "
-        "file's name without its suffix)",
+        help="the source's name, the prefix of its external ids (default: the folder's path as `ingest` "
+        "names it - relative to the working directory, else absolute - so a folder loaded with `ingest` "
+        "is recognised; for --urls the file's name without its suffix)",
     )
     p.add_argument("--delete", action="store_true", help="remove stored documents whose file or URL is gone")
     p.add_argument("--apply", action="store_true", help="make the changes (default: only show them)")
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from backend.cli.errors import CliError
-    from backend.cli.ingest_commands import progress_bar
+    from backend.cli.ingest_commands import path_id, progress_bar
     from backend.composition import build_services
     from backend.documents.sync import sync
     from backend.documents.sync_sources import folder_items, read_url_list, url_items
@@ -50,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("give a folder or --urls FILE (one of them)")
     if args.folder is not None and not args.folder.is_dir():
         raise CliError(f"{args.folder} is not a folder")
-    name = args.name or (args.folder.resolve().name if args.folder is not None else args.urls.stem)
-    if not name or "/" in name:
-        raise CliError("--name must be a non-empty name without '/'")
+    name = (args.name or (path_id(args.folder) if args.folder is not None else args.urls.stem)).strip("/")
+    if not name or name == ".":
+        raise CliError("--name must not be empty (sync a folder below the working directory, or name it)")
     prefix = f"{name}/"
     settings = get_settings()
     urls = read_url_list(args.urls) if args.urls is not None else []

@@ -54,7 +54,7 @@ def _file(kind: str, n: int) -> tuple[str, bytes]:
         )
     if kind == "pdf":
         return f"paper{n}.pdf", text_pdf(
-            [f"{n} Kangaroos graze on the southern islands {p}." for p in range(80)]
+            [f"{n}: Kangaroos graze on the southern islands, page {p}." for p in range(4)]
         )
     if kind == "docx":
         blocks: list[Block] = []
