@@ -159,8 +159,9 @@ def test_sync_urls_reads_pages_with_the_web_readers_guard(services, settings, db
         refused = asyncio.run(url_items([f"{base}/a"], "web/", guarded))
         assert isinstance(refused[0], Unreadable)
         assert refused[0].reason == "UnsafeURL: refusing to fetch a private or reserved address: 127.0.0.1"
+        # a loaded machine may take seconds to start the parse sandbox: the page's time limit is not tested here
         allowed = type(settings).model_validate(
-            {**settings.model_dump(), "web_allow_private_addresses": True}
+            {**settings.model_dump(), "web_allow_private_addresses": True, "web_deep_read_timeout_s": 60}
         )
         items = asyncio.run(url_items([f"{base}/a", f"{base}/b", f"{base}/missing"], "web/", allowed))
     report = sync(
@@ -180,6 +181,7 @@ def cli_env(monkeypatch, database_url, db):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.setenv("LLM_PROVIDER", "extractive")
     monkeypatch.setenv("WEB_ALLOW_PRIVATE_ADDRESSES", "true")  # the page server is on 127.0.0.1
+    monkeypatch.setenv("WEB_DEEP_READ_TIMEOUT_S", "60")
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
