@@ -159,7 +159,7 @@ def test_sync_urls_reads_pages_with_the_web_readers_guard(services, settings, db
         refused = asyncio.run(url_items([f"{base}/a"], "web/", guarded))
         assert isinstance(refused[0], Unreadable)
         assert refused[0].reason == "UnsafeURL: refusing to fetch a private or reserved address: 127.0.0.1"
-        # a loaded machine may take seconds to start the parse sandbox: the page's time limit is not tested here
+        # a loaded machine may take seconds to start the parse sandbox: no page time limit is tested here
         allowed = type(settings).model_validate(
             {**settings.model_dump(), "web_allow_private_addresses": True, "web_deep_read_timeout_s": 60}
         )
