@@ -342,3 +342,14 @@ def test_the_worker_command_drains_the_queue(client, database_url, monkeypatch, 
         get_settings.cache_clear()
     assert "processed 2 file(s); the queue is empty" in capsys.readouterr().out
     assert [f["status"] for f in client.get(accepted["status_url"]).json()["files"]] == ["done", "failed"]
+
+
+def test_a_job_of_the_service_path_writes_the_shared_corpus(two_users):
+    services, a, b = two_users
+    service = TestClient(create_app(services=services), headers={"Authorization": f"Bearer {SERVICE_KEY}"})
+    accepted = upload(service, ("handbook.md", b"# Handbook\n\nFifteen days of paid leave a year."))
+    assert a.get(accepted["status_url"]).status_code == 404  # the service's job is not A's
+    worker(services).drain()
+    assert service.get(accepted["status_url"]).json()["files"][0]["status"] == "done"
+    assert [d["title"] for d in a.get("/documents").json()["items"]] == ["Handbook"]  # public: everyone's
+    assert [d["title"] for d in b.get("/documents").json()["items"]] == ["Handbook"]
