@@ -184,12 +184,3 @@ def finish(
         (status, error, None if outcome is None else Jsonb(outcome), status, file_id, token),
     )
     return cur.rowcount == 1
-
-
-def release(conn: psycopg.Connection, *, file_id: uuid.UUID, token: str) -> None:
-    """Give a claimed file back to the queue (a worker stopping before it started on it)."""
-    conn.execute(
-        "update ingest_job_files set status = 'queued', worker = null, lease_until = null, "
-        "attempts = attempts - 1 where id = %s and worker = %s and status = 'running'",
-        (file_id, token),
-    )
