@@ -90,6 +90,10 @@ def render_database_path(c: dict[str, Any]) -> list[str]:
     ]
 
 
+def _rate(value: float) -> str:
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
+
+
 def render_jobs(d: dict[str, Any]) -> list[str]:
     rows: list[list[object]] = []
     for r in d["formats"]:
@@ -98,8 +102,8 @@ def render_jobs(d: dict[str, Any]) -> list[str]:
                 r["format"],
                 r["files"],
                 r["chunks"],
-                f"{r['files'] / r['direct_s']:.1f}",
-                f"{r['files'] / r['job_s']:.1f}",
+                _rate(r["files"] / r["direct_s"]),
+                _rate(r["files"] / r["job_s"]),
                 f"{r['job_s'] / r['direct_s']:.2f}",
             ]
         )
@@ -111,8 +115,8 @@ def render_jobs(d: dict[str, Any]) -> list[str]:
             "**all**",
             files,
             sum(r["chunks"] for r in d["formats"]),
-            f"{files / direct_s:.1f}",
-            f"{files / job_s:.1f}",
+            _rate(files / direct_s),
+            _rate(files / job_s),
             f"**{job_s / direct_s:.2f}**",
         ]
     )
