@@ -185,6 +185,7 @@ def test_the_event_stream_follows_the_api_process_workers_to_the_end(make_servic
     assert [f["status"] for f in events[-1][1]["files"]] == ["done", "done"]
     assert len(events) >= 2  # the stream spoke before the end too
     assert client.get("/documents").json()["total"] == 2
+    assert events[-1][1] == client.get(accepted["status_url"]).json()  # the same shape as the GET
 
 
 def test_the_event_stream_of_an_unknown_job_is_a_404(client):

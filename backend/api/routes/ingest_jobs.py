@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
@@ -39,8 +41,18 @@ def read_job(job_id: uuid.UUID, services: ServicesDep, user: CurrentUser) -> Ing
     response_class=StreamingResponse,
 )
 async def job_events(job_id: uuid.UUID, services: ServicesDep, user: CurrentUser) -> StreamingResponse:
-    events = services.jobs.events(identity=user, job_id=job_id)
-    return await sse_response(events, where="ingest job events")
+    return await sse_response(
+        _as_json(services.jobs.events(identity=user, job_id=job_id)), where="ingest job events"
+    )
+
+
+async def _as_json(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """Each `job` event exactly as GET /ingest/jobs/{id} answers (ISO dates, the same fields)."""
+    async for event in events:
+        if event["type"] == "job":
+            job = {k: v for k, v in event.items() if k != "type"}
+            event = {"type": "job", **IngestJobOut(**job).model_dump(mode="json")}
+        yield event
 
 
 @router.delete(
