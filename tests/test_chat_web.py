@@ -4,7 +4,7 @@ the documents answer costs no provider call, web=false never calls one."""
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 from fastapi.testclient import TestClient
@@ -42,17 +42,19 @@ def local_model():
 @pytest.fixture
 def web_chat(make_services, fake_web, local_model):
     def make(**overrides) -> TestClient:
+        web = {
+            "web_search_provider": "tavily",
+            "tavily_api_key": fake_web.api_key,
+            "tavily_base_url": fake_web.base_url,
+            "web_allow_private_addresses": True,
+            "web_backoff_base_s": 0.01,
+            "web_deep_read_top_n": 0,
+        }
         services = make_services(
             embedder=local_model,
             llm=ExtractiveLLM(),
             score_policies_dir=None,  # the shipped v3: the real model, real routing
-            web_search_provider="tavily",
-            tavily_api_key=fake_web.api_key,
-            tavily_base_url=fake_web.base_url,
-            web_allow_private_addresses=True,
-            web_backoff_base_s=0.01,
-            web_deep_read_top_n=0,
-            **overrides,
+            **(web | overrides),
         )
         client = TestClient(create_app(services=services))
         client.__enter__()
@@ -183,22 +185,103 @@ def test_a_web_result_holding_unstorable_text_is_cleaned_not_a_500_at_the_final_
     assert [s["title"] for s in stored["sources"] if s["kind"] == "web"] == ["大熊猫食谱"]
 
 
+@pytest.fixture
+def stuck_search():
+    """Makes the client's search of the documents block until the test is over (deterministic: the
+    limit is a fraction of a second, the search never returns before the reply). Released, it returns
+    nothing (nobody awaits it any more) and is waited for, so no late search meets the next test."""
+    release = threading.Event()
+    patched, finished = [], []
+
+    def stick(client) -> None:
+        retrieval = client.app.state.services.retrieval
+
+        def stuck(*args, **kwargs):
+            done = threading.Event()
+            finished.append(done)
+            release.wait(60)
+            done.set()
+
+        patched.append((retrieval, retrieval.search))
+        retrieval.search = stuck
+
+    yield stick
+    release.set()
+    for done in finished:
+        assert done.wait(10)
+    for retrieval, search in patched:
+        retrieval.search = search
+
+
 @pytest.mark.parametrize("web", [True, "auto"])
-def test_a_local_search_past_its_limit_is_a_504_that_says_so(web_chat, web):
-    """Beside a web leg (web: true) and before one (auto), the local search has a hard limit; past it the
-    turn is a 504 naming WEB_LOCAL_TIMEOUT_S, never a 500, and nothing is stored."""
+def test_a_local_search_past_its_limit_is_answered_from_the_web(web_chat, fake_web, stuck_search, web):
+    """Beside a web leg (web: true) and before one (auto) the local search has a hard limit; past it the
+    answer comes from the web, and the diagnostics say the documents were not searched in time."""
+    page = "pgrag 的检索分为三个阶段：预取、启发式重排和动态截断。"
+    fake_web.register(INSIDE, [fake_web_hit(page)])
     client = web_chat(web_local_timeout_s=0.3)
-    retrieval = client.app.state.services.retrieval
-    search = retrieval.search
+    stuck_search(client)
+    body = chat(client, INSIDE, web=web)
+    assert body["diagnostics"]["evidence"]["route"] == "web_fallback"
+    assert body["diagnostics"]["web"]["local_timeout"] is True
+    assert body["diagnostics"]["retrieval"]["matched_count"] == 0  # nothing of the documents was read
+    assert fake_web.count("/search") == 1
+    assert body["sources"]
+    assert all(s["kind"] == "web" for s in body["sources"])
+    assert any(s["cited"] and s["url"] == "https://example.org/rag" for s in body["sources"])
+    assert "预取" in body["answer"]
 
-    def slow(*args, **kwargs):
-        time.sleep(1.5)
-        return search(*args, **kwargs)
 
-    retrieval.search = slow
+def test_search_past_the_local_limit_returns_the_web_results(web_chat, fake_web, stuck_search):
+    fake_web.register(INSIDE, [fake_web_hit("pgrag 的检索分为三个阶段。")])
+    client = web_chat(web_local_timeout_s=0.3)
+    stuck_search(client)
+    response = client.post("/search", json={"query": INSIDE, "web": True})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["route"], body["results"]) == ("web_fallback", [])
+    assert body["web"][0]["url"] == "https://example.org/rag"
+    assert body["web_diagnostics"]["local_timeout"] is True
+
+
+@pytest.mark.parametrize("web", [True, "auto"])
+def test_a_local_search_past_its_limit_with_nothing_from_the_web_is_a_504_that_says_so(
+    web_chat, fake_web, stuck_search, web
+):
+    """The web found nothing: the turn cannot say "not in the documents" (they were not searched), so it
+    is a 504 naming WEB_LOCAL_TIMEOUT_S, never a 500, and nothing is stored."""
+    fake_web.register(INSIDE, [])
+    client = web_chat(web_local_timeout_s=0.3)
+    stuck_search(client)
     response = client.post("/chat", json={"message": INSIDE, "web": web})
     assert response.status_code == 504, response.text
     assert "WEB_LOCAL_TIMEOUT_S" in response.json()["detail"]
+    assert "the web search found nothing" in response.json()["detail"]
     assert response.json()["error"] == "LocalSearchTimeout"
+    assert client.get("/conversations").json() == []
+
+
+@pytest.mark.parametrize(("web", "provider"), [(False, "tavily"), (True, "none")])
+def test_without_a_web_leg_a_search_past_the_statement_limit_is_a_504_that_says_so(
+    web_chat, fake_web, web, provider
+):
+    """With the web off for the request, or no provider, nothing can answer in the documents' place: the
+    search keeps the database's limit (DB_STATEMENT_TIMEOUT_MS), and past it the turn is a 504 that
+    names it; no web provider is called."""
+    client = web_chat(db_statement_timeout_ms=100, web_search_provider=provider)
+    services = client.app.state.services
+    retrieval = services.retrieval
+    search = retrieval.search
+
+    def slow(request, *, identity):
+        with services.db.as_user(identity, read_only=True) as conn:
+            conn.execute("select pg_sleep(5)")  # cancelled by the statement timeout, well before
+        return search(request, identity=identity)
+
+    retrieval.search = slow
+    response = client.post("/chat", json={"message": INSIDE, "web": web})
     retrieval.search = search
+    assert response.status_code == 504, response.text
+    assert "DB_STATEMENT_TIMEOUT_MS" in response.json()["detail"]
+    assert fake_web.count("/search") == 0
     assert client.get("/conversations").json() == []

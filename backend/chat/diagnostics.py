@@ -81,6 +81,40 @@ class RelevanceDiagnostics(_Diag):
     dropped: int
 
 
+AttemptKind = Literal["original", "keywords", "other_language", "no_inferred_filter"]
+
+
+class AttemptOut(_Diag):
+    """One search of the second chance (the first search is the attempt "original")."""
+
+    kind: AttemptKind = Field(
+        description="original (the question as asked), keywords (its content words only), other_language "
+        "(translated by the model), no_inferred_filter (the question without the filters read in it)"
+    )
+    query: str = Field(description="the text searched")
+    infer_filters: bool = Field(description="whether filters were read in the query")
+    best_overall_score: float | None = Field(description="its confidence score (null: the search failed)")
+    confidence_level: Literal["low", "medium", "high"] | None = None
+    weak: bool | None = Field(default=None, description="its confidence routes away from the documents")
+    ms: float = Field(description="wall time of the attempt (the translation included)")
+    error: str | None = Field(default=None, description="why the attempt failed (the turn went on)")
+
+
+class SecondChanceDiagnostics(_Diag):
+    """A second chance before "not found": when the first search is weak, the question is reformulated
+    once and searched again before routing; the attempt with the best confidence score is kept."""
+
+    triggered: bool = Field(description="whether the first search was weak and reformulations ran")
+    reason: str | None = Field(default=None, description="why the first search counted as weak")
+    attempts: list[AttemptOut] = Field(
+        default_factory=list, description="every search tried, the first search first"
+    )
+    skipped: list[str] = Field(default_factory=list, description="reformulations not tried, and why")
+    chosen: AttemptKind = Field(
+        default="original", description="the attempt the turn went on with (original unless one beat it)"
+    )
+
+
 class EvidenceOptionsOut(_Diag):
     """The retrieval options this chat turn ran with (request values, else settings)."""
 
@@ -102,6 +136,10 @@ class EvidenceDiagnostics(_Diag):
     gap: GapDiagnostics
     truncation: TruncationDiagnostics
     relevance: RelevanceDiagnostics
+    second_chance: SecondChanceDiagnostics = Field(
+        default_factory=lambda: SecondChanceDiagnostics(triggered=False),
+        description="the reformulated searches run before routing when the first search was weak",
+    )
 
 
 class ConfidenceSummary(_Diag):

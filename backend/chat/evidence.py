@@ -1,5 +1,6 @@
 """Evidence for one chat answer, gathered by one entry, `gather`, whose stages run in order: the main
-search (the web beside it when asked) -> the route its confidence decides -> the web when the route
+search (the web beside it when asked) -> a second chance when it is weak (reformulated searches,
+backend/chat/second_chance.py) -> the route the better confidence decides -> the web when the route
 calls for it -> the relevance gate -> the gap supplement when the evidence is scarce -> one fusion ->
 exactly one truncation (seed: evidence-retention.md). The turn's budget is computed once, by the caller,
 and passed down.
@@ -12,6 +13,7 @@ cut, or gap-protected fusion - and nothing is removed after it: a quota-protecte
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -29,10 +31,12 @@ from backend.chat.diagnostics import (
     GapDiagnostics,
     PoolFusionOut,
     RelevanceDiagnostics,
+    SecondChanceDiagnostics,
     TruncationDiagnostics,
 )
 from backend.chat.fusion import fuse_pools_with_gap_protection
 from backend.chat.gap import generate_gap_queries, scarce
+from backend.chat.second_chance import second_chance
 from backend.confidence.routing import Route
 from backend.config import MAX_MATCH_COUNT, Settings
 from backend.errors import DomainError, InvalidInput
@@ -115,17 +119,45 @@ async def gather(
     sources: EvidenceSources,
     identity: Identity,
 ) -> Evidence:
-    """The turn's evidence, every search as `identity`: the main search and the route its confidence
-    decides, with the web beside it (choice True) or after it (auto, when the route is web_fallback);
-    then the relevance gate, the gap supplement, one fusion and one truncation (select)."""
+    """The turn's evidence, every search as `identity`: the main search (and its second chance when it
+    is weak) and the route the better confidence decides, with the web beside it (choice True) or after
+    it (auto, when the route is web_fallback); then the relevance gate, the gap supplement, one fusion
+    and one truncation (select)."""
     s = sources.settings
+    chance: list[SecondChanceDiagnostics] = []  # filled by the local leg (in its thread)
+
+    def local() -> SearchResult:
+        started = time.perf_counter()
+        first = main_search(question, sources.retrieval, budget, options, identity=identity)
+        best, diagnostics = second_chance(
+            first,
+            question,
+            infer_filters=options.infer_filters,
+            first_ms=round((time.perf_counter() - started) * 1000, 3),
+            search=lambda query, infer: main_search(
+                query,
+                sources.retrieval,
+                budget,
+                dataclasses.replace(options, infer_filters=infer),
+                identity=identity,
+            ),
+            llm=sources.llm,
+            settings=s,
+        )
+        chance.append(diagnostics)
+        return best
+
     beyond = await search_beyond(
-        lambda: main_search(question, sources.retrieval, budget, options, identity=identity),
+        local,
         question,
         sources.web,
         s,
         choice,
         caller=identity.cache_scope,
+        unsearched=lambda: sources.retrieval.unsearched(
+            SearchRequest(query=question, dynamic=False, mode=options.mode, reranker=options.reranker),
+            identity=identity,
+        ),
     )
     passages = await asyncio.to_thread(
         web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, s
@@ -142,6 +174,7 @@ async def gather(
         budget,
         sources=sources,
         identity=identity,
+        second=chance[0] if chance else None,
     )
     evidence.web = beyond.web
     return evidence
@@ -190,6 +223,7 @@ def select(
     *,
     sources: EvidenceSources,
     identity: Identity,
+    second: SecondChanceDiagnostics | None = None,
 ) -> Evidence:
     """The evidence of a main search and web passages, truncated once (blocking: run it in a thread).
 
@@ -235,6 +269,7 @@ def select(
         gap=gap,
         truncation=truncation,
         relevance=relevance,
+        second_chance=second or SecondChanceDiagnostics(triggered=False),
     )
     evidence = Evidence(chunks, search, budget, diagnostics, options)
     log_retrieval_done(evidence, started)
@@ -328,7 +363,7 @@ def log_retrieval_done(evidence: Evidence, started: float) -> None:
     fusion = d.gap.pool_fusion
     logger.info(
         "[chat] retrieval done | mode=%s | top_k=%d | step_top_k=%d | write_top_k=%d | chunks=%d | "
-        "sources=%s | route=%s | gap=%s | fusion(main=%s,gap=%s,out=%s) | truncation=%s | "
+        "sources=%s | route=%s | second_chance=%s | gap=%s | fusion(main=%s,gap=%s,out=%s) | truncation=%s | "
         "confidence=%s | %.0fms",
         evidence.search.mode,
         b.local_top_k,
@@ -337,6 +372,7 @@ def log_retrieval_done(evidence: Evidence, started: float) -> None:
         len(evidence.chunks),
         ",".join(sorted({c.kind for c in evidence.chunks})) or "none",
         d.route,
+        d.second_chance.chosen if d.second_chance.triggered else "no",
         "yes" if d.gap.triggered else "no",
         fusion.main_in if fusion else len(evidence.search.results),
         fusion.gap_in if fusion else 0,

@@ -81,6 +81,12 @@ class RetrievalService:
         result.diagnostics.where = where
         return result
 
+    def unsearched(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+        """The request's search without reading the documents: its plan and query embedding, no
+        candidates, the confidence of nothing found. What an answer from the web alone stands on when
+        the search of the documents ran out of time (backend/search/web.py)."""
+        return self._search_once(request, identity=identity, read=False)
+
     def rescore(
         self, search: SearchResult, chunks: Sequence[ScoredChunk], *, identity: Identity
     ) -> list[ScoredChunk]:
@@ -137,7 +143,7 @@ class RetrievalService:
             reranker=reranker,
         )
 
-    def _search_once(self, request: SearchRequest, *, identity: Identity) -> SearchResult:
+    def _search_once(self, request: SearchRequest, *, identity: Identity, read: bool = True) -> SearchResult:
         """The stages in order, each timed: embed, prefetch, candidates and the reranker, cut, confidence."""
         plan = self._plan(request)
         timings: dict[str, float] = {}
@@ -151,7 +157,8 @@ class RetrievalService:
         timings["embed_ms"] = _ms(t0)
 
         t0 = time.perf_counter()
-        prefetched = self._prefetch(plan, embedding, identity)
+        # read=False: nothing is read from the documents (unsearched)
+        prefetched = self._prefetch(plan, embedding, identity) if read else Prefetched([], {}, {})
         timings["prefetch_ms"] = _ms(t0)
         self.metrics.observe_stage("sql", timings["prefetch_ms"] / 1000)
 

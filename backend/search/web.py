@@ -67,25 +67,34 @@ async def search_beyond(
     mode: WaitMode = "chat",
     *,
     caller: uuid.UUID,
+    unsearched: Callable[[], SearchResult] | None = None,
 ) -> Beyond:
     """The local search (blocking: run in a thread) and, per `choice`, the web: True starts it beside the
     local search under the soft deadline; auto only when the confidence routes to web_fallback (so a
     question the documents answer costs no provider call); False never. Deep research (`mode`) waits
     longer for the web than a chat turn (WaitBudget.for_mode). `caller` (Identity.cache_scope): whose
-    web cache entries the legs may use."""
+    web cache entries the legs may use.
+
+    Beside a web leg (True, auto) the local search has a hard limit, WEB_LOCAL_TIMEOUT_S. Past it the
+    answer comes from the web: route web_fallback on `unsearched()` (the query's search without the
+    documents: no candidates) and the web's hits, the diagnostics saying the local search timed out.
+    Without `unsearched`, or when the web found nothing, it is a 504 (LocalSearchTimeout)."""
     use_web = web.enabled and choice is not False
     budget = WaitBudget.for_mode(settings, mode)
     outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None = None
     if use_web and choice is True:
         outcome = await soft_wait(asyncio.to_thread(local), web.legs(query, caller=caller), budget)
         if outcome.local is None:
-            raise _local_timeout(settings)
+            return await _from_the_web(outcome, unsearched, settings, choice)
         search = outcome.local
     elif use_web:  # auto: the web may follow, so the local search has the same hard limit
         try:
             search = await asyncio.wait_for(asyncio.to_thread(local), settings.web_local_timeout_s)
-        except TimeoutError as exc:
-            raise _local_timeout(settings) from exc
+        except TimeoutError:
+            late = await web_only(web.legs(query, caller=caller), budget) if unsearched else None
+            if late is not None:
+                late.diagnostics.local_timeout = True
+            return await _from_the_web(late, unsearched, settings, choice)
     else:
         search = await asyncio.to_thread(local)
     route = route_for(search.confidence, settings, web_available=use_web)
@@ -97,10 +106,26 @@ async def search_beyond(
     return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
 
 
-def _local_timeout(settings: Settings) -> LocalSearchTimeout:
+async def _from_the_web(
+    outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None,
+    unsearched: Callable[[], SearchResult] | None,
+    settings: Settings,
+    choice: WebChoice,
+) -> Beyond:
+    """The web's answer to a question whose local search ran out of time, or the 504 that says so."""
+    if unsearched is None or outcome is None or not outcome.web:
+        raise _local_timeout(settings, web_found_nothing=outcome is not None)
+    search = await asyncio.to_thread(unsearched)
+    kept = dedup_against_local([], outcome.web, settings)
+    diagnostics = WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0)
+    return Beyond(search, "web_fallback", kept.kept, diagnostics)
+
+
+def _local_timeout(settings: Settings, *, web_found_nothing: bool = False) -> LocalSearchTimeout:
     limit = settings.web_local_timeout_s
+    web = " and the web search found nothing" if web_found_nothing else ""
     return LocalSearchTimeout(
-        f"the search of your documents took longer than WEB_LOCAL_TIMEOUT_S ({limit:g} s); "
+        f"the search of your documents took longer than WEB_LOCAL_TIMEOUT_S ({limit:g} s){web}; "
         "try again, or narrow the question (filters)"
     )
 
@@ -122,6 +147,7 @@ async def search_with_web(
         retrieval.settings,
         choice,
         caller=identity.cache_scope,
+        unsearched=lambda: retrieval.unsearched(request, identity=identity),
     )
     log_search_done(beyond.search)
     observe_search(retrieval.metrics, beyond.search, beyond.web)

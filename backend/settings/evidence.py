@@ -31,6 +31,12 @@ class EvidenceSettings(BaseModel):
         "this share of the question's idf (a rare missing name triggers, a generic word does not).",
     )
     chat_rank_pool_multiplier: float = Field(default=3.0, gt=0)
+    chat_second_chance_enabled: bool = Field(
+        default=True,
+        description="A weak first search (it would route to not found / the web) is reformulated once - "
+        "keywords, the other language (with a model), without inferred filters - and searched again "
+        "before routing; the best confidence goes on.",
+    )
     chat_assist_tools: bool = Field(
         default=True,
         description="Assist mode: a model that can call functions (Gemini) may run search_local / "
