@@ -128,8 +128,8 @@ def test_migrating_twice_with_roles_already_present_changes_nothing(fresh_databa
     with psycopg.connect(second) as conn:
         policies = conn.execute("select count(*) from pg_policies where schemaname = 'public'").fetchone()
         # 17 from 013, two on research_runs (015), less the two on term_stats / corpus_stats (018),
-        # one on api_keys (021)
-        assert policies == (18,)
+        # one on api_keys (021), two each on ingest_jobs and ingest_job_files (028)
+        assert policies == (22,)
 
 
 # --- 10,000 chunks under RLS: the indexes are still used --------------------------------------------
