@@ -286,10 +286,13 @@ def _answer_text(body: Mapping[str, Any]) -> str:
 
 
 def _route(body: Mapping[str, Any]) -> str:
-    """answer, clarify, not_found (chat) or research."""
+    """answer, clarify, not_found, conversational, instruction (chat) or research."""
     generator = body.get("generator")
     if "report" in body:
         return "research"
+    turn_route = (body.get("diagnostics") or {}).get("route")
+    if turn_route in ("conversational", "instruction"):
+        return str(turn_route)
     return generator if generator in ("clarify", "not_found") else "answer"
 
 

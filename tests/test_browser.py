@@ -186,6 +186,19 @@ def test_a_chinese_question_streams_a_cited_answer_whose_sources_open_and_surviv
     expect(panel.locator(".badge.stale")).to_have_count(0)
 
 
+def test_hello_gets_a_conversational_reply_with_its_badge_and_no_sources(demo, page: Page):
+    url, _ = demo
+    open_chat(page, url)
+    ask(page, "你好")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".answer")).to_contain_text("你好！我是 pgrag 文档问答助手")
+    expect(answer.locator(".route")).to_have_text("对话")
+    expect(answer.locator(".sources")).to_have_count(0)  # no sources, no "related documents"
+    expect(answer.locator(".badge.level-high, .badge.level-medium, .badge.level-low")).to_have_count(0)
+    page.reload()
+    expect(page.locator(".msg.assistant").last.locator(".route")).to_have_text("对话")
+
+
 def test_an_over_long_question_gets_the_servers_4xx_message_and_stays_editable(demo, page: Page):
     url, _ = demo
     open_chat(page, url)

@@ -232,3 +232,20 @@ def test_tool_calls_spend_the_callers_rate_limit(make_services):
                 assert not (await client.call_tool("list_documents", {})).is_error  # not a search
 
         asyncio.run(session())
+
+
+def test_small_talk_through_ask_describes_only_what_the_caller_can_read(api):
+    ingest(api, SERVICE_KEY, SHARED)
+    ingest(api, api.token_a, SECRET_A)
+
+    async def ask_as(token: str) -> dict[str, Any]:
+        async with connect(api, token) as client:
+            return payload(await client.call_tool("ask", {"question": "你能做什么？"}))
+
+    a, b = asyncio.run(ask_as(api.token_a)), asyncio.run(ask_as(api.token_b))
+    assert "2 篇文档" in a["answer"]
+    assert "A 的秘密配方" in a["answer"]
+    assert "1 篇文档" in b["answer"]  # RLS: B reads the shared handbook only
+    assert "A 的秘密配方" not in b["answer"]
+    assert b["sources"] == []
+    assert "没有找到" not in b["answer"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.chat.conversations import PreviousAnswer
 from backend.chat.rewrite import Rewrite, clean_completion, rewrite_followup
 from backend.errors import ProviderError
 from backend.llm import LLM, ExtractiveLLM, Turn
@@ -97,3 +98,32 @@ def test_heuristic_skips_earlier_follow_ups_when_finding_the_entity() -> None:
 )
 def test_self_contained_messages_stay_unchanged(message: str, chat: list[Turn]) -> None:
     assert rewrite_followup(message, chat, ExtractiveLLM()) == Rewrite(message, "unchanged")
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("为什么？", "尤金袋鼠分布在哪些地区？ 为什么？"),
+        ("那第二个呢？", "尤金袋鼠分布在哪些地区？ 那第二个呢？"),
+        ("what about it?", "尤金袋鼠分布在哪些地区？ what about it?"),
+        ("and the second one?", "尤金袋鼠分布在哪些地区？ and the second one?"),
+    ],
+)
+def test_an_ellipsis_is_searched_after_the_previous_question(message, expected) -> None:
+    rewrite = rewrite_followup(message, KANGAROO_CHAT, ExtractiveLLM())
+    assert rewrite == Rewrite(expected, "ellipsis")
+
+
+def test_the_previous_answers_document_is_the_subject_of_a_pronoun() -> None:
+    chat = [Turn("user", "文革期间，马飚从事什么工作？"), Turn("assistant", "马飚在农村插队劳动[1]。")]
+    previous = PreviousAnswer(
+        content="马飚在农村插队劳动[1]。",
+        sources=[{"n": 1, "kind": "local", "title": "马飚", "cited": True}],
+        query="文革期间，马飚从事什么工作？",
+    )
+    assert (
+        rewrite_followup("它毕业于哪所大学？", chat, ExtractiveLLM(), previous).query
+        == "马飚毕业于哪所大学？"
+    )
+    # Without the answer's sources, the question's leading noun (the old, only, rule) is all there is.
+    assert rewrite_followup("它毕业于哪所大学？", chat, ExtractiveLLM()).query == "文革毕业于哪所大学？"

@@ -95,7 +95,7 @@ class PgragReplyOut(BaseModel):
     message_id: str | None
     run_id: str | None = Field(description="pgrag-research models: the research run")
     generator: str | None
-    route: Literal["answer", "clarify", "not_found", "research"]
+    route: Literal["answer", "clarify", "not_found", "conversational", "instruction", "research"]
     sources: list[SourceOut] = Field(description="the numbered sources the answer's [n] point to")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
@@ -25,6 +26,39 @@ def recent_turns(
         Turn(role, content)
         for role, content in repo.recent_messages(conn, conversation_id=conversation_id, limit=limit)
     ]
+
+
+@dataclass(frozen=True)
+class PreviousAnswer:
+    """The newest answer of the conversation: what a follow-up or an instruction builds on."""
+
+    content: str
+    sources: list[dict[str, Any]] = field(default_factory=list)  # as stored, numbered [n]
+    query: str = ""  # the query its turn searched with ("" for a turn that searched nothing)
+    route: str = ""
+
+    def answered(self) -> bool:
+        """It cited a source: an answer an instruction ("展开说说") can work on."""
+        return any(s.get("cited") for s in self.sources)
+
+    def top_title(self) -> str:
+        """The title of the document the answer cited first (local sources only), or ""."""
+        cited = [s for s in self.sources if s.get("cited") and s.get("kind", "local") == "local"]
+        return str(cited[0].get("title") or "") if cited else ""
+
+
+def previous_answer(conn: psycopg.Connection, *, conversation_id: uuid.UUID) -> PreviousAnswer | None:
+    """The conversation's newest answer, or None (call after recent_turns checked the owner)."""
+    row = repo.last_answer(conn, conversation_id=conversation_id)
+    if row is None:
+        return None
+    metadata = row["metadata"] or {}
+    return PreviousAnswer(
+        content=row["content"],
+        sources=list(row["sources"] or []),
+        query=str((metadata.get("rewrite") or {}).get("query") or ""),
+        route=str(metadata.get("route") or ""),
+    )
 
 
 def list_conversations(db: Database, *, identity: Identity, limit: int, offset: int) -> list[dict[str, Any]]:

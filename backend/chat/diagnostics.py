@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.confidence.routing import Route
+from backend.confidence.routing import ChatRoute, Route
 from backend.search.diagnostics import SearchDiagnostics, WebDiagnostics
 
 
@@ -23,8 +23,9 @@ class _Diag(BaseModel):
 
 class RewriteDiagnostics(_Diag):
     query: str = Field(description="the self-contained query that was searched")
-    method: Literal["unchanged", "llm", "heuristic"] = Field(
-        description="unchanged (no history), llm (rewritten by the model) or heuristic (entity named)"
+    method: Literal["unchanged", "llm", "heuristic", "ellipsis"] = Field(
+        description="unchanged (no history, or self-contained), llm (rewritten by the model), heuristic (a "
+        "pronoun replaced by the previous turn's subject) or ellipsis (searched after the previous query)"
     )
 
 
@@ -207,22 +208,44 @@ class ToolCallOut(_Diag):
     error: str | None = Field(default=None, description="why the call failed (the answer went on without)")
 
 
+TurnKind = Literal["question", "followup", "conversational", "instruction"]
+
+
 class ChatDiagnostics(_Diag):
-    rewrite: RewriteDiagnostics
-    retrieval: SearchDiagnostics = Field(description="the main search, as /search reports it")
-    evidence: EvidenceDiagnostics
+    route: ChatRoute = Field(
+        description="what the turn did: answer / clarify / web_fallback / not_in_documents (after a "
+        "search, as evidence.route), conversational (small talk or a question about the assistant: a "
+        "short reply, nothing searched) or instruction (rework the previous answer: 展开说说, shorter "
+        "please, translate that — its sources re-cited, nothing searched)"
+    )
+    turn: TurnKind = Field(
+        description="question; followup (a question resolved against the conversation: rewrite says "
+        "how); conversational; instruction"
+    )
+    intent: str | None = Field(
+        default=None,
+        description="conversational: greeting / thanks / goodbye / identity / capabilities; instruction: "
+        "expand / shorter / to_english / to_chinese / translate",
+    )
+    rewrite: RewriteDiagnostics | None = Field(description="the searched query (null: nothing searched)")
+    retrieval: SearchDiagnostics | None = Field(
+        description="the main search, as /search reports it (null: nothing searched)"
+    )
+    evidence: EvidenceDiagnostics | None = Field(description="null: nothing searched")
     web: WebDiagnostics | None = Field(default=None, description="the web leg, when one ran")
     tool_calls: list[ToolCallOut] = Field(
         default_factory=list,
         description="assist mode: each search the model ran while answering (tool, query, source numbers)",
     )
-    confidence: ConfidenceSummary
-    context: ContextDiagnostics
+    confidence: ConfidenceSummary | None = Field(description="null: nothing searched")
+    context: ContextDiagnostics | None = Field(description="null: nothing searched")
     citations: CitationDiagnostics
     clarify: bool = Field(description="the reply asks which document the user means")
     generator: str = Field(
         description="gemini, extractive or scripted (an answer); clarify (a question back); not_found "
-        "(the documents do not hold the answer and nothing else did: no model was asked)"
+        "(the documents do not hold the answer and nothing else did: no model was asked); "
+        "conversational (a fixed small-talk reply); needs_model (an instruction that needs a language "
+        "model, none configured)"
     )
     llm: str | None = Field(description="the model that wrote the answer, if one did")
     total_ms: float = 0.0

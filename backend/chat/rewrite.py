@@ -10,6 +10,7 @@ from typing import Literal
 
 import jieba.posseg
 
+from backend.chat.conversations import PreviousAnswer
 from backend.errors import ProviderError
 from backend.llm.base import LLM, Turn
 from backend.llm.parsing import content_lines
@@ -30,13 +31,16 @@ _EN_NAME = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*")
 _EN_IMPERATIVES = frozenset(
     "tell give show list explain describe compare summarize summarise please also".split()
 )
+# Ellipsis: the message names no subject of its own and continues the previous turn ("那第二个呢？",
+# "and the second one?", "what about it?").
+_ELLIPSIS = re.compile(r"呢[\s？?。.!！]*$|^(?:and|what about|how about|but)\b", re.IGNORECASE)
 _ZH_PROPER_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
 
 MIN_STANDALONE_TERMS = 3  # fewer significant terms than this, and no name: the message leans on context
 # A rewrite adds an entity name or two; anything much longer is the model talking, not a query.
 MAX_GROWTH_CHARS = 100
 
-RewriteMethod = Literal["unchanged", "llm", "heuristic"]
+RewriteMethod = Literal["unchanged", "llm", "heuristic", "ellipsis"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,11 @@ class Rewrite:
     method: RewriteMethod
 
 
-def rewrite_followup(message: str, history: Sequence[Turn], llm: LLM) -> Rewrite:
-    """A self-contained version of `message`: by the LLM when it can, by a pronoun heuristic otherwise."""
+def rewrite_followup(
+    message: str, history: Sequence[Turn], llm: LLM, previous: PreviousAnswer | None = None
+) -> Rewrite:
+    """A self-contained version of `message`: by the LLM when it can, else by the heuristic (which reads
+    the previous answer: its query and the document it cited first)."""
     message = message.strip()
     if not history:
         return Rewrite(message, "unchanged")
@@ -61,7 +68,7 @@ def rewrite_followup(message: str, history: Sequence[Turn], llm: LLM) -> Rewrite
     query = clean_completion(completion, message) if completion else None
     if query:
         return Rewrite(query, "llm")
-    return _heuristic(message, history)
+    return _heuristic(message, history, previous)
 
 
 def clean_completion(text: str, message: str) -> str | None:
@@ -73,11 +80,29 @@ def clean_completion(text: str, message: str) -> str | None:
     return line if len(line) <= len(message) * 3 + MAX_GROWTH_CHARS else None
 
 
-def _heuristic(message: str, history: Sequence[Turn]) -> Rewrite:
-    entity = _main_entity(history) if _looks_like_followup(message) else ""
+def _heuristic(message: str, history: Sequence[Turn], previous: PreviousAnswer | None) -> Rewrite:
+    """Ellipsis ("为什么？", "那第二个呢？") is searched with the previous turn's query before it; a pronoun
+    is replaced by the previous turn's subject: the title of the document its answer cited first (what
+    the answer was about), else the leading entity of an earlier question."""
+    if not _looks_like_followup(message):
+        return Rewrite(message, "unchanged")
+    if _is_ellipsis(message):
+        earlier = (previous.query if previous else "") or _last_user_message(history)
+        return Rewrite(f"{earlier} {message}", "ellipsis") if earlier else Rewrite(message, "unchanged")
+    entity = (previous.top_title() if previous else "") or _main_entity(history)
     if not entity or entity.lower() in message.lower():
         return Rewrite(message, "unchanged")
     return Rewrite(_insert_entity(message, entity), "heuristic")
+
+
+def _is_ellipsis(message: str) -> bool:
+    """No subject words of its own (为什么？, what about it?), or a continuation (…呢？, and …?)."""
+    bare = _EN_PRONOUN.sub(" ", _EN_POSSESSIVE.sub(" ", _ZH_PRONOUN.sub("", message)))
+    return not query_terms(bare) or (not _has_pronoun(message) and bool(_ELLIPSIS.search(message.strip())))
+
+
+def _last_user_message(history: Sequence[Turn]) -> str:
+    return next((t.content for t in reversed(history) if t.role == "user" and t.content.strip()), "")
 
 
 def _looks_like_followup(message: str) -> bool:

@@ -18,17 +18,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backend.auth.identity import Identity
+from backend.chat import direct
 from backend.chat.assist import AssistTools
 from backend.chat.citations import Cited, cite
 from backend.chat.context import BuiltContext, ContextBuilder
-from backend.chat.conversations import recent_turns
+from backend.chat.conversations import PreviousAnswer, previous_answer, recent_turns
 from backend.chat.diagnostics import (
     ChatDiagnostics,
     CitationDiagnostics,
     ConfidenceSummary,
     RewriteDiagnostics,
 )
+from backend.chat.direct import DirectTurn
 from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather
+from backend.chat.intent import classify
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.config import Settings
@@ -117,34 +120,49 @@ class ChatService:
     async def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
         """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
         turn = await self._prepare(request, identity)
-        if turn.fixed is not None:
-            return await asyncio.to_thread(self._record, turn, turn.fixed.text)
-        answer = await asyncio.to_thread(lambda: "".join(self._answer(turn, request.sampling)))
-        return await asyncio.to_thread(self._record, turn, answer)
+        text = _fixed_text(turn)
+        if text is None:
+            text = await asyncio.to_thread(lambda: "".join(self._deltas(turn, request.sampling)))
+        return await asyncio.to_thread(self._store, turn, text)
 
     async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
         """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
         turn = await self._prepare(request, identity)
-        if turn.fixed is not None:
-            text = turn.fixed.text
+        text = _fixed_text(turn)
+        if text is not None:
             yield {"type": "delta", "text": text}
         else:
             parts = []
-            async for delta in _in_threads(self._answer(turn, request.sampling)):
+            async for delta in _in_threads(self._deltas(turn, request.sampling)):
                 parts.append(delta)
                 yield {"type": "delta", "text": delta}
             text = "".join(parts)
-        reply = await asyncio.to_thread(self._record, turn, text)
+        reply = await asyncio.to_thread(self._store, turn, text)
         yield {"type": "done", **reply_to_dict(reply)}
 
     # --- prepare ---------------------------------------------------------------------------------
 
-    async def _prepare(self, request: ChatRequest, identity: Identity) -> PreparedTurn:
+    async def _prepare(self, request: ChatRequest, identity: Identity) -> PreparedTurn | DirectTurn:
         started = time.perf_counter()
         message = self._checked(request.message)
         budget = request.options.budget(self.settings)  # the turn's one budget; a bad option is a 422 now
-        history = await asyncio.to_thread(self._history, request.conversation_id, identity)
-        rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm)
+        history, previous = await asyncio.to_thread(self._history, request.conversation_id, identity)
+        intent = classify(message, after_answer=previous is not None and previous.answered())
+        if intent is not None:  # small talk, or an instruction about the previous answer: no search
+            return await asyncio.to_thread(
+                lambda: direct.prepare(
+                    intent,
+                    message,
+                    conversation_id=request.conversation_id,
+                    identity=identity,
+                    history=history,
+                    previous=previous,
+                    started=started,
+                    db=self.db,
+                    llm=self.llm,
+                )
+            )
+        rewrite = await asyncio.to_thread(rewrite_followup, message, history, self.llm, previous)
         evidence = await gather(
             rewrite.query, request.options, budget, request.web, sources=self.sources, identity=identity
         )
@@ -196,16 +214,20 @@ class ChatService:
             )
         return message
 
-    def _history(self, conversation_id: uuid.UUID | None, identity: Identity) -> list[Turn]:
+    def _history(
+        self, conversation_id: uuid.UUID | None, identity: Identity
+    ) -> tuple[list[Turn], PreviousAnswer | None]:
+        """The conversation's recent turns and its newest answer (not small talk)."""
         if conversation_id is None:
-            return []
+            return [], None
         with self.db.as_user(identity, read_only=True) as conn:
-            return recent_turns(
+            turns = recent_turns(
                 conn,
                 conversation_id=conversation_id,
                 identity=identity,
                 limit=self.settings.chat_history_turns,
             )
+            return turns, previous_answer(conn, conversation_id=conversation_id)
 
     def _fixed_reply(self, message: str, evidence: Evidence) -> FixedReply | None:
         """The reply that needs no model: a clarification question (two documents compete), or "not in
@@ -224,9 +246,22 @@ class ChatService:
             return self.llm.answer_with_tools(
                 turn.asked, turn.context.sources, turn.history, turn.tools, sampling
             )
-        return self.llm.answer(turn.asked, turn.context.sources, turn.history, sampling)
+        # A generator that only quotes (extractive) reads no history: it picks sentences for the resolved
+        # follow-up ("马飚毕业于哪所大学？"), not for 「它毕业于哪所大学？」 or 「为什么？」 alone.
+        question = turn.asked if direct.writes_freely(self.llm) else turn.rewrite.query
+        return self.llm.answer(question, turn.context.sources, turn.history, sampling)
+
+    def _deltas(self, turn: PreparedTurn | DirectTurn, sampling: Sampling | None) -> Iterator[str]:
+        if isinstance(turn, DirectTurn):
+            return direct.answer(turn, self.llm, sampling)
+        return self._answer(turn, sampling)
 
     # --- record ----------------------------------------------------------------------------------
+
+    def _store(self, turn: PreparedTurn | DirectTurn, raw_answer: str) -> ChatReply:
+        if isinstance(turn, DirectTurn):
+            return direct.record(turn, raw_answer, db=self.db, llm=self.llm)
+        return self._record(turn, raw_answer)
 
     def _record(self, turn: PreparedTurn, raw_answer: str) -> ChatReply:
         """The answer's citations validated, the turn stored as its caller, the reply and its metrics."""
@@ -255,6 +290,8 @@ class ChatService:
         answerable, evidence = turn.fixed is None, turn.evidence
         confidence = evidence.confidence
         return ChatDiagnostics(
+            route=evidence.route,
+            turn="question" if turn.rewrite.method == "unchanged" else "followup",
             rewrite=RewriteDiagnostics(query=turn.rewrite.query, method=turn.rewrite.method),
             retrieval=evidence.search.diagnostics,
             evidence=evidence.diagnostics,
@@ -273,13 +310,21 @@ class ChatService:
         )
 
 
+def _fixed_text(turn: PreparedTurn | DirectTurn) -> str | None:
+    """The reply that needs no model (small talk, a clarification, "not in the documents"), or None."""
+    if isinstance(turn, DirectTurn):
+        return turn.fixed
+    return turn.fixed.text if turn.fixed else None
+
+
 def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) -> dict[str, Any]:
     """What the stored answer keeps of its turn (messages.metadata)."""
     evidence = turn.evidence
     return {
         "generator": generator,
         "route": evidence.route,
-        "rewrite": diagnostics.rewrite.model_dump(),
+        "turn": diagnostics.turn,
+        "rewrite": diagnostics.rewrite.model_dump() if diagnostics.rewrite else None,
         "citations": diagnostics.citations.model_dump(),
         "clarify": diagnostics.clarify,
         "gap_queries": evidence.diagnostics.gap.queries,

@@ -13,6 +13,9 @@ from typing import Any, Literal
 from backend.config import Settings
 
 Route = Literal["answer", "clarify", "web_fallback", "not_in_documents"]
+# A chat turn's route: one of the above after a search, or one taken before any search
+# (backend/chat/intent.py): small talk, and an instruction about the previous answer.
+ChatRoute = Route | Literal["conversational", "instruction"]
 ALL_LEVELS = ("low", "medium", "high")
 
 

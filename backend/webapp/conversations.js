@@ -73,6 +73,7 @@ function fromStored(m) {
     content: m.content,
     sources: m.sources || [],
     route: meta.route,
+    turn: meta.turn,
     level: meta.confidence?.confidence_level,
     clarify: meta.clarify,
   };

@@ -52,6 +52,7 @@ function meta(msg) {
   const badges = [];
   if (msg.level) badges.push(h("span", { class: `badge level-${msg.level}` }, t("confidence", { level: t(`level_${msg.level}`) })));
   if (msg.route) badges.push(h("span", { class: `badge route route-${msg.route}` }, t(`route_${msg.route}`)));
+  if (msg.turn === "followup") badges.push(h("span", { class: "badge turn turn-followup" }, t("turn_followup")));
   return badges.length ? h("div", { class: "meta" }, badges) : null;
 }
 

@@ -69,7 +69,8 @@ function finish(answer, data) {
     id: data.message_id,
     content: data.answer ?? data.report ?? answer.content,
     sources: data.sources || [],
-    route: data.diagnostics?.evidence?.route,
+    route: data.diagnostics?.route ?? data.diagnostics?.evidence?.route,
+    turn: data.diagnostics?.turn,
     level: data.diagnostics?.confidence?.confidence_level,
     clarify: data.diagnostics?.clarify,
   });

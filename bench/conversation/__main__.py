@@ -24,12 +24,14 @@ from bench.common.report import code_version, command_line, machine, write_json
 from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached
 from bench.conversation.pairs import Pair, build_pairs
 from bench.conversation.report import pair_summary, render
-from bench.conversation.run import run_demo, run_pairs, run_small_talk
+from bench.conversation.run import misread_questions, run_demo, run_pairs, run_small_talk
 from bench.routing.split import MissingDataset, load_split, write_half_corpus
 
 WORK_DIR = CACHE_DIR / "conversation"
 DEMO_CORPUS = PROJECT_ROOT / "demo" / "corpus"
 DEFAULT_SETS = ("cmrc2018-dev", "drcd-dev", "xquad-en-dev")  # xquad-zh's titles are English: no pairs
+# Every development set's questions go through the turn classifier: none may be taken for small talk.
+CLASSIFIER_SETS = ("cmrc2018-dev", "drcd-dev", "xquad-en-dev", "xquad-zh-dev", "dureader-checklist-dev")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -135,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     report["pairs_total"] = pair_summary(pairs)
     report["small_talk"], report["demo"] = run_demo_corpus(settings, inner)
+    present = [n for n in CLASSIFIER_SETS if (args.datasets_dir / n).is_dir()]
+    report["classifier"] = misread_questions(present, args.datasets_dir)
     report["pairs"] = pairs
     report["total_seconds"] = round(time.perf_counter() - started, 1)
     write_json(args.out, report)

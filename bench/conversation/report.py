@@ -79,10 +79,11 @@ def render(report: dict[str, Any]) -> str:
             [
                 lang or "all",
                 str(n),
+                str(sum(m.get("route") == "conversational" for m in group)),
                 f"{not_found} ({_pct(not_found, n)})",
                 str(sum(m["sources"] > 0 for m in group)),
                 str(sum(m["searched"] for m in group)),
-                str(sum(m["outcome"] == "answer" for m in group)),
+                str(sum(m["outcome"] == "answer" and m.get("route") != "conversational" for m in group)),
             ]
         )
     lines.append(
@@ -90,15 +91,26 @@ def render(report: dict[str, Any]) -> str:
             [
                 "language",
                 "messages",
+                "conversational replies",
                 "'not found' replies",
                 "replies listing documents",
                 "searched",
                 "answered from documents",
             ],
             rows,
-            "lrrrrr",
+            "lrrrrrr",
         )
     )
+    classifier = report.get("classifier")
+    if classifier:
+        total = sum(classifier["questions"].values())
+        sets = ", ".join(f"{k} {v}" for k, v in classifier["questions"].items())
+        lines += [
+            "",
+            f"Development-set questions taken for small talk or an instruction: "
+            f"{len(classifier['misread'])} of {total} ({sets})",
+        ]
+        lines += [f"- {m['set']} {m['qid']}: {m['text']} -> {m['intent']}" for m in classifier["misread"]]
     demo = report["demo"]
     count = Counter(d["outcome"] for d in demo)
     right, cited = sum(d["gold_string"] for d in demo), sum(d["source_cited"] for d in demo)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
+from backend.chat.intent import classify
 from backend.chat.service import ChatReply, ChatRequest
 from backend.composition import Services
 from bench.common import log
+from bench.common.beir import load_dataset
 from bench.conversation.lists import DEMO_QUESTIONS, SMALL_TALK
 from bench.conversation.pairs import Pair
 from bench.routing.chat import contains_gold, outcome
@@ -32,9 +35,9 @@ def cites(reply: ChatReply, wanted: str, *, suffix: bool = False) -> bool:
 
 
 def searched(reply: ChatReply) -> bool:
-    """The turn ran a search that found candidates (a conversational reply would not search)."""
+    """The turn ran a search (a conversational reply does not)."""
     retrieval = getattr(reply.diagnostics, "retrieval", None)
-    return retrieval is not None and retrieval.matched_count > 0
+    return retrieval is not None
 
 
 @dataclass
@@ -53,8 +56,8 @@ def turn(reply: ChatReply, gold_doc: str, answers: tuple[str, ...]) -> Turn:
         kind,
         cites(reply, gold_doc),
         kind == "answer" and contains_gold(reply.answer, answers),
-        reply.diagnostics.rewrite.query,
-        reply.diagnostics.rewrite.method,
+        reply.diagnostics.rewrite.query if reply.diagnostics.rewrite else "",
+        reply.diagnostics.rewrite.method if reply.diagnostics.rewrite else reply.diagnostics.route,
         reply.answer[:ANSWER_CHARS],
     )
 
@@ -100,12 +103,29 @@ async def run_small_talk(services: Services) -> list[dict[str, Any]]:
                 "message": message,
                 "outcome": outcome(reply.generator),
                 "generator": reply.generator,
+                "route": reply.diagnostics.route,
+                "intent": reply.diagnostics.intent,
                 "sources": len(reply.sources),
                 "searched": searched(reply),
                 "answer": reply.answer[:ANSWER_CHARS],
             }
         )
     return out
+
+
+def misread_questions(names: list[str], root: Path) -> dict[str, Any]:
+    """Every question of the named development sets through the turn classifier, as if asked after an
+    answer (instructions count too): how many would not be searched (the target is none)."""
+    counts: dict[str, int] = {}
+    misread: list[dict[str, str]] = []
+    for name in names:
+        queries = load_dataset(name, root).queries
+        counts[name] = len(queries)
+        for qid, text in queries:
+            intent = classify(text, after_answer=True)
+            if intent is not None:
+                misread.append({"set": name, "qid": qid, "text": text, "intent": intent.name})
+    return {"questions": counts, "misread": misread}
 
 
 async def run_demo(services: Services) -> list[dict[str, Any]]:
@@ -120,7 +140,7 @@ async def run_demo(services: Services) -> list[dict[str, Any]]:
                 "outcome": kind,
                 "gold_string": kind == "answer" and contains_gold(reply.answer, q.answers),
                 "source_cited": cites(reply, q.source, suffix=True),
-                "confidence": reply.diagnostics.confidence.confidence_level,
+                "confidence": c.confidence_level if (c := reply.diagnostics.confidence) else None,
                 "answer": reply.answer[:ANSWER_CHARS],
             }
         )

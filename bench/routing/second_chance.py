@@ -69,7 +69,9 @@ async def ask_both(services: Services, sample: list[Question]) -> list[dict[str,
         started = time.perf_counter()
         after = await services.chat.chat(ChatRequest(message=q.text, web=False), identity=LOCAL_IDENTITY)
         ms = (time.perf_counter() - started) * 1000
-        chance = after.diagnostics.evidence.second_chance
+        evidence = after.diagnostics.evidence
+        assert evidence is not None  # a dataset question is searched (never small talk)
+        chance = evidence.second_chance
         rows.append(
             {
                 "qid": q.qid,

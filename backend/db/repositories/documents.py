@@ -353,3 +353,20 @@ def chunk_texts_between(
         {"id": document_id, "start": start, "end": end, "viewer": viewer, "all_rows": all_rows},
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows]
+
+
+def chunk_contents(
+    conn: psycopg.Connection, *, chunk_ids: Sequence[int], viewer: uuid.UUID | None, all_rows: bool
+) -> dict[int, str]:
+    """The full text of those chunks the viewer may still read (a stored source's passage, re-read)."""
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(
+        f"""
+        select c.id, c.content
+        from chunks c join documents d on d.id = c.document_id
+        where c.id = any(%(ids)s) and {_READABLE}
+        """,
+        {"ids": list(chunk_ids), "viewer": viewer, "all_rows": all_rows},
+    ).fetchall()
+    return {int(r[0]): r[1] for r in rows}
