@@ -18,6 +18,8 @@ from backend.db.database import Database
 from backend.documents.ingestion import IngestionService
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
+from backend.jobs.service import JobsService
+from backend.jobs.worker import Worker, WorkerThreads
 from backend.keys.service import ApiKeyAuthenticator, ApiKeys
 from backend.llm import LLM, create_llm
 from backend.llm.instrumented import instrument_llm
@@ -44,12 +46,25 @@ class Services:
     api_keys: ApiKeys
     openai: OpenAICompat
     ingestion: IngestionService
+    jobs: JobsService
     retrieval: RetrievalService
     chat: ChatService
     web: WebSearch
     research: ResearchService
     metrics: Metrics
     rerankers: dict[str, Reranker]
+
+    def start_workers(self) -> WorkerThreads | None:
+        """INGEST_WORKERS background ingestion workers in this process (None for 0); the caller stops them."""
+        count = self.settings.ingest_workers
+        if count == 0:
+            return None
+        threads = WorkerThreads(
+            lambda i: Worker(self.db, self.ingestion, self.settings, name=f"api-{i}"), count
+        )
+        self.jobs.on_submit = threads.wake
+        threads.start()
+        return threads
 
     @property
     def pool(self) -> ConnectionPool:
@@ -141,6 +156,7 @@ def build_services(
         authenticator=ApiKeyAuthenticator(authenticator or build_authenticator(settings), db),
         api_keys=ApiKeys(db),
         ingestion=IngestionService(db, embedder, settings),
+        jobs=JobsService(db, settings),
         retrieval=retrieval,
         chat=chat,
         openai=OpenAICompat(db, chat, research),

@@ -23,7 +23,8 @@ from backend.db.embedded import start_embedded_server
 
 USER_TABLES = (
     "documents, chunks, conversations, messages, embedding_cache, term_stats, corpus_stats, "
-    "web_search_cache, research_runs, api_keys, collections, collection_members"
+    "web_search_cache, research_runs, api_keys, collections, collection_members, ingest_jobs, "
+    "ingest_job_files"
 )
 
 
@@ -99,6 +100,7 @@ def settings():
         _env_file=None,
         embedding_provider="local",
         llm_provider="extractive",
+        ingest_workers=0,  # background jobs are worked only where a test starts a worker
         # v3's threshold is fitted on the local model; the hashing test embedder's cosines lift far less
         # (tests/fixtures/policies/v3.json lowers T_low). Routing tests with the real model use v3 itself.
         score_policies_dir=PROJECT_ROOT / "tests" / "fixtures" / "policies",

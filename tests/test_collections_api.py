@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
+from backend.jobs.worker import Worker
 from backend.llm import ExtractiveLLM
 from tests.auth_tokens import SERVICE_KEY, FakeAuthServer, es256, mint
 from tests.fake_http import serve
@@ -292,3 +293,40 @@ def test_small_talk_in_a_narrowed_conversation_keeps_its_scope(team):
     post(team.b, "/chat", {"message": "你好", "conversation_id": first["conversation_id"]})
     listed = {c["id"]: c for c in team.b.get("/conversations").json()}
     assert listed[first["conversation_id"]]["collections"] == [team.collection]
+
+
+def test_a_background_upload_goes_into_the_collection_and_a_viewer_is_refused_at_once(team):
+    """A job carries its collection: the worker ingests the files into it as the submitter, so the members
+    find them; a viewer's background upload is a 403 when it is submitted, not a failed file later."""
+    files = [
+        (
+            "files",
+            ("rover.md", "# 火星车\n\n火星车每天行驶两百米，用太阳能电池板充电。".encode(), "text/markdown"),
+        )
+    ]
+    refused = team.b.post(
+        "/documents/upload",
+        params={"background": "true"},
+        data={"collection_id": team.collection},
+        files=files,
+    )
+    assert refused.status_code == 403, refused.text
+    assert "viewer" in refused.json()["detail"]
+
+    accepted = team.c.post(
+        "/documents/upload",
+        params={"background": "true"},
+        data={"collection_id": team.collection},
+        files=files,
+    )
+    assert accepted.status_code == 202, accepted.text
+    job = team.c.get(accepted.json()["status_url"]).json()
+    assert job["collection_id"] == team.collection
+    services = team.c.app.state.services
+    assert Worker(services.db, services.ingestion, services.settings, name="t").drain() == 1
+    assert team.c.get(accepted.json()["status_url"]).json()["counts"]["done"] == 1
+    question = {"query": "火星车每天行驶多远？", "dynamic": False, "top_k": 10}
+    assert "火星车" in titles(post(team.b, "/search", question))  # a member finds it
+    assert "火星车" not in titles(post(team.d, "/search", question))  # D never does
+    listed = team.a.get("/documents", params={"collection_id": team.collection}).json()["items"]
+    assert "火星车" in {d["title"] for d in listed}

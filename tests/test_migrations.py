@@ -21,6 +21,8 @@ USER_TABLES = [
     "corpus_stats",
     "documents",
     "embedding_cache",
+    "ingest_job_files",
+    "ingest_jobs",
     "messages",
     "research_runs",
     "term_stats",

@@ -128,8 +128,9 @@ def test_migrating_twice_with_roles_already_present_changes_nothing(fresh_databa
     with psycopg.connect(second) as conn:
         policies = conn.execute("select count(*) from pg_policies where schemaname = 'public'").fetchone()
         # 17 from 013, two on research_runs (015), less the two on term_stats / corpus_stats (018),
-        # one on api_keys (021), five each on collections and collection_members (024)
-        assert policies == (28,)
+        # one on api_keys (021), five each on collections and collection_members (024), two each on
+        # ingest_jobs and ingest_job_files (026)
+        assert policies == (32,)
 
 
 # --- 10,000 chunks under RLS: the indexes are still used --------------------------------------------

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"where"},
     {"search"},
     {"chat", "documents", "keys"},
-    {"research"},
+    {"research", "jobs"},
     {"openai_compat"},
     {"composition", "testing", "cluster"},
     {"mcp_server"},

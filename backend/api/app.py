@@ -24,6 +24,7 @@ from backend.api.routes import (
     collections,
     conversations,
     documents,
+    ingest_jobs,
     metrics,
     openai,
     research,
@@ -60,10 +61,13 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         await asyncio.to_thread(app.state.services.authenticator.prepare)
         if resolved.embedding_warm_up:  # the first search must not pay for loading the local model
             await asyncio.to_thread(warm_up, app.state.services.embedder, app.state.services.metrics)
+        workers = app.state.services.start_workers()  # background ingestion (INGEST_WORKERS)
         try:
             async with app.state.mcp.run():  # the MCP server's session manager (/mcp)
                 yield
         finally:
+            if workers is not None:
+                await asyncio.to_thread(workers.stop)
             if owned:
                 await app.state.services.aclose()
 
@@ -103,7 +107,18 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     app.add_middleware(RequestId)
     app.add_middleware(RequestMetrics)  # outermost: times everything, 413s and preflights included
 
-    for module in (documents, collections, search, chat, research, conversations, api_keys, openai, client):
+    for module in (
+        documents,
+        collections,
+        ingest_jobs,
+        search,
+        chat,
+        research,
+        conversations,
+        api_keys,
+        openai,
+        client,
+    ):
         app.include_router(module.router)
     app.include_router(mcp_http.router)  # POST /mcp: the MCP server (not in the OpenAPI schema)
     install_page(app, resolved)

@@ -17,6 +17,8 @@ from backend.cli import (
     mcp_commands,
     query_commands,
     server_commands,
+    sync_commands,
+    worker_commands,
 )
 from backend.cli.errors import CliError
 
@@ -29,6 +31,8 @@ COMMAND_MODULES = (
     calibrate_commands,
     cluster_commands,
     mcp_commands,
+    worker_commands,
+    sync_commands,
 )
 
 

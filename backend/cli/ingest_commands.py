@@ -6,11 +6,12 @@ import argparse
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from backend.config import get_settings
-from backend.documents.ingestion import IngestionService, IngestSummary
+from backend.documents.ingestion import IngestionService, IngestSummary, ProgressCallback
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
 from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits
@@ -44,13 +45,17 @@ def with_path_ids(items: Iterable[LoadedDocument | LoadFailure]) -> Iterator[Loa
     """Files get a stable external_id and source: their path relative to the working directory
     (absolute when outside it), so `ingest docs/`, `ingest docs/a.md` and `ingest /abs/path/docs`
     (what `demo` does) name the same document the same way, and only an edited file is updated."""
-    cwd = Path.cwd().resolve()
     for item in items:
         if isinstance(item, LoadedDocument) and item.external_id is None and item.source:
-            path = Path(item.source).resolve()
-            ident = path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.as_posix()
+            ident = path_id(Path(item.source))
             item = replace(item, external_id=ident, source=ident)
         yield item
+
+
+def path_id(path: Path) -> str:
+    """A file's or folder's name in external ids: relative to the working directory, else absolute."""
+    cwd, path = Path.cwd().resolve(), path.resolve()
+    return path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.as_posix()
 
 
 def iter_inputs(
@@ -84,13 +89,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.count("failed") else 0
 
 
-def ingest_with_progress(
-    ingestion: IngestionService,
-    items: Iterable[LoadedDocument | LoadFailure],
-    *,
-    show: bool,
-    bulk: bool = False,
-) -> IngestSummary:
+@contextmanager
+def progress_bar(*, show: bool) -> Iterator[ProgressCallback]:
+    """A tqdm bar on stderr fed by IngestionService's progress callback: documents, chunks, chunks/s."""
     from tqdm import tqdm
 
     bar = tqdm(unit="doc", disable=not show, file=sys.stderr, dynamic_ncols=True)
@@ -105,16 +106,27 @@ def ingest_with_progress(
         bar.set_postfix_str(f"{chunks} chunks, {rate:.1f} chunks/s, {summary.chunks_embedded} embedded")
         bar.refresh()
 
+    try:
+        yield progress
+    finally:
+        bar.close()
+
+
+def ingest_with_progress(
+    ingestion: IngestionService,
+    items: Iterable[LoadedDocument | LoadFailure],
+    *,
+    show: bool,
+    bulk: bool = False,
+) -> IngestSummary:
     if bulk:
         print(
             "bulk mode: from the first write until the commit, searches wait; indexes are rebuilt at the end",
             file=sys.stderr,
         )
-    try:
+    with progress_bar(show=show) as progress:
         # The CLI is the admin path: it writes the shared corpus as the backend's own role (public).
         return ingestion.ingest(items, identity=None, bulk=bulk, on_progress=progress)
-    finally:
-        bar.close()
 
 
 def print_summary(summary: IngestSummary) -> None:

@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -78,6 +79,26 @@ class IngestSummary:
 
 
 ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
+ChunkCallback = Callable[[int, int], None]  # (chunks with their vector so far, chunks prepared so far)
+
+
+class ChunkCounter:
+    """Chunks that have their vector (cached or embedded now) out of those prepared, as embedding goes:
+    finer than ProgressCallback, which speaks once a group is written (one group, with atomic=True)."""
+
+    def __init__(self, callback: ChunkCallback | None) -> None:
+        self.callback = callback
+        self.done = 0
+        self.total = 0
+
+    def planned(self, chunks: int, unchanged: int) -> None:
+        self.total += chunks
+        self.add(unchanged)
+
+    def add(self, chunks: int) -> None:
+        self.done += chunks
+        if self.callback and chunks:
+            self.callback(self.done, self.total)
 
 
 class IngestionService:
@@ -96,6 +117,7 @@ class IngestionService:
         atomic: bool = False,
         bulk: bool = False,
         on_progress: ProgressCallback | None = None,
+        on_chunks: ChunkCallback | None = None,
         collection_id: uuid.UUID | None = None,
     ) -> IngestSummary:
         """Ingest documents as `identity` (RLS decides what it may write; a user's documents are
@@ -105,6 +127,7 @@ class IngestionService:
 
         bulk=True: one transaction with deferred index maintenance (module docstring), as the
         backend's own role only; a provider failure then raises and nothing is stored, as with atomic.
+        on_chunks: (chunks with their vector, chunks prepared) as each embedding batch returns.
         collection_id: the documents go into that team collection (the caller must be one of its
         editors); a document of that external id already in the collection is re-ingested in place,
         whoever owns it. None leaves each existing document in the collection it is in.
@@ -118,6 +141,7 @@ class IngestionService:
                 require_role(conn, identity, collection_id, "editor")
         started = time.perf_counter()
         summary = IngestSummary()
+        counter = ChunkCounter(on_chunks)
         groups = (
             [self._prepare_all(items, summary, strict=atomic)] if atomic else self._groups(items, summary)
         )
@@ -126,7 +150,13 @@ class IngestionService:
                 with self.db.owner() as conn, conn.transaction():
                     load = BulkLoad(conn, self.settings)
                     self._ingest_groups(
-                        groups, identity, summary, on_progress, raise_provider_errors=True, bulk=load
+                        groups,
+                        identity,
+                        summary,
+                        on_progress,
+                        counter,
+                        raise_provider_errors=True,
+                        bulk=load,
                     )  # (bulk loads are the CLI's: no collection)
                     summary.bulk = load.finish()
             except ProviderError as exc:
@@ -137,6 +167,7 @@ class IngestionService:
                 identity,
                 summary,
                 on_progress,
+                counter,
                 raise_provider_errors=atomic,
                 collection_id=collection_id,
             )
@@ -149,6 +180,7 @@ class IngestionService:
         identity: Identity | None,
         summary: IngestSummary,
         on_progress: ProgressCallback | None,
+        counter: ChunkCounter,
         *,
         raise_provider_errors: bool,
         bulk: BulkLoad | None = None,
@@ -160,7 +192,7 @@ class IngestionService:
                 summary.outcomes.extend(self._failed(d, aborted) for d in group)
                 continue
             try:
-                self._ingest_group(group, identity, summary, bulk, collection_id)
+                self._ingest_group(group, identity, summary, counter, bulk, collection_id)
             except ProviderError as exc:
                 if raise_provider_errors:
                     raise
@@ -228,6 +260,7 @@ class IngestionService:
         group: list[PreparedDocument],
         identity: Identity | None,
         summary: IngestSummary,
+        counter: ChunkCounter,
         bulk: BulkLoad | None,
         collection_id: uuid.UUID | None = None,
     ) -> None:
@@ -244,7 +277,7 @@ class IngestionService:
         for doc in group:
             old = existing.get(doc.external_id)
             target = collection_id or (old.collection_id if old is not None else None)
-            if old is not None and old.collection_id == target and self._unchanged(doc, old, model):
+            if old is not None and old.collection_id == target and self.is_unchanged(doc, old, model):
                 summary.outcomes.append(
                     DocumentOutcome(
                         doc.external_id, doc.title, doc.source, "unchanged", old.id, old.chunk_count
@@ -256,6 +289,8 @@ class IngestionService:
                     for c in doc.chunks:
                         c.metadata["created_at"] = old.metadata["created_at"]
                 changed.append(doc)
+        group_chunks = sum(len(d.chunks) for d in group)
+        counter.planned(group_chunks, group_chunks - sum(len(d.chunks) for d in changed))
         if not changed:
             return
         if collection_id is None and identity is not None:
@@ -270,7 +305,7 @@ class IngestionService:
         # A collection's documents are cached in the collection's scope (migration 024): its editors
         # may read them all, and no one else looks there.
         scope = collection_id or cache_scope(owner_id)
-        vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope)
+        vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope, counter)
         if bulk is not None:
             bulk.start()
         with self._transaction(identity, bulk) as conn:
@@ -338,7 +373,9 @@ class IngestionService:
             )
 
     @staticmethod
-    def _unchanged(doc: PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+    def is_unchanged(doc: PreparedDocument, old: documents_repo.ExistingDocument, model: str) -> bool:
+        """True when storing `doc` again would change nothing (content, metadata, model, chunks)."""
+
         def stable(meta: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in meta.items() if k not in _VOLATILE_KEYS}
 
@@ -364,11 +401,16 @@ class IngestionService:
         forget_embeddings(self.db.pool, scope=scope, hashes=replaced - kept)
 
     def _embeddings(
-        self, chunks: Sequence[PreparedChunk], summary: IngestSummary, scope: uuid.UUID
+        self,
+        chunks: Sequence[PreparedChunk],
+        summary: IngestSummary,
+        scope: uuid.UUID,
+        counter: ChunkCounter,
     ) -> dict[str, np.ndarray]:
         """Vectors for every chunk: from the writer's cache scope or the shared one, else from the
         provider (then cached in the writer's scope)."""
         wanted = {c.embed_hash: c.embed_text for c in chunks}
+        uses = Counter(c.embed_hash for c in chunks)  # chunks per text (equal texts are embedded once)
         # The cache is the backend's own (migrations 013, 020): read and written on the backend's pool,
         # never as a user, in the scopes this writer may see.
         vectors, embedded = embed_with_cache(
@@ -377,6 +419,7 @@ class IngestionService:
             wanted,
             scope=scope,
             batch_size=self.settings.ingest_embed_batch_size,
+            on_vectors=lambda hashes: counter.add(sum(uses[h] for h in hashes)),
         )
         summary.chunks_embedded += len(embedded)
         summary.chunks_from_cache += len(chunks) - sum(1 for c in chunks if c.embed_hash in embedded)

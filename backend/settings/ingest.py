@@ -66,3 +66,30 @@ class IngestSettings(BaseModel):
     ingest_bulk_parallel_workers: int = Field(
         default=2, ge=0, le=64, description="max_parallel_maintenance_workers for those rebuilds."
     )
+    # --- background ingestion jobs (POST /documents/upload?background=true, backend/jobs/) --------
+    ingest_workers: int = Field(
+        default=1,
+        ge=0,
+        le=16,
+        description="Worker threads the API process runs for background ingestion jobs; 0: only "
+        "`python -m backend worker` processes work them.",
+    )
+    ingest_worker_poll_s: float = Field(
+        default=1.0, gt=0, le=60, description="How often an idle worker looks for queued files."
+    )
+    ingest_job_lease_s: float = Field(
+        default=60.0,
+        ge=1,
+        le=3600,
+        description="A worker's hold on the file it ingests, renewed every third of it; a file whose "
+        "worker stopped is claimed again when its lease has run out.",
+    )
+    ingest_job_max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Claims of one file before it is failed (its workers kept stopping while on it).",
+    )
+    ingest_job_events_poll_s: float = Field(
+        default=0.5, gt=0, le=30, description="How often GET /ingest/jobs/{id}/events reads the job."
+    )

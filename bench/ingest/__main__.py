@@ -4,6 +4,7 @@ Reproduce (about 4 minutes on 2 cores; results in bench/results/ingest.json):
 
     .venv/bin/python -m bench.ingest            # = make bench-ingest
     .venv/bin/python -m bench.ingest --parts database --db-chunks 50000   # the database path only
+    .venv/bin/python -m bench.ingest --parts jobs    # (d): files/s per format, job vs direct (~1 min)
 
 (a) The first --docs documents into a fresh database with an empty embedding cache (chunks/s end to
     end), then embedder.embed_documents alone on the very texts the service embedded, in the
@@ -20,6 +21,8 @@ Reproduce (about 4 minutes on 2 cores; results in bench/results/ingest.json):
     term-statistics refresh, index builds and ANALYZE until the commit) against bulk mode deferring
     the HNSW indexes only (GIN maintained row by row). The two paths of a pair write group by group
     in turn, so that other load on the machine falls on both alike.
+(d) Files per second per format, through the direct upload path and as a background job (the
+    same files, each path into its own fresh database): the job's overhead (bench/ingest/jobs.py).
 """
 
 from __future__ import annotations
@@ -48,9 +51,10 @@ from bench.common.db import scratch_database, services
 from bench.common.report import run_record, write_json
 from bench.common.synthetic import SentencePool, SyntheticCorpus
 from bench.common.vectors import BenchCache, make_embedder, seed_database_cache
+from bench.ingest.jobs import job_overhead
 from bench.ingest.report import render
 
-PARTS = ("e2e", "cached", "database")
+PARTS = ("e2e", "cached", "database", "jobs")
 WriteGroup = list[tuple[documents_repo.DocumentRow, list[documents_repo.ChunkRow]]]
 
 
@@ -64,6 +68,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}"
+    )
+    parser.add_argument("--job-files", type=int, default=5, help="files of each format for (d)")
+    parser.add_argument(
+        "--job-embedder",
+        choices=("local", "hashing"),
+        default="hashing",
+        help="(d)'s embedder: hashing (default) leaves the parse, preparation and database path, where a "
+        "job's overhead shows; with the local model it is a sliver of the model's time",
     )
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ingest.json")
@@ -275,6 +287,9 @@ def main(argv: list[str] | None = None) -> None:
         report["database_path"] = database_path(
             args.db_chunks, settings, embedder.model_id, embedder.dims, args.datasets_dir
         )
+    if "jobs" in parts:
+        log(f"(d) {args.job_files} files per format, directly and as a background job")
+        report["jobs"] = job_overhead(settings, args.job_embedder, args.job_files)
     report["total_seconds"] = round(time.perf_counter() - started, 1)
     write_json(args.out, report)
     print(render(report))

@@ -34,7 +34,12 @@
 --                  owners, i.e. tenants, and are not distributed yet (db distribute refuses a database
 --                  holding one; the policies lose their collection terms, documents.collection_id its
 --                  foreign key, documents its documents_moved_erase_copies trigger). Untested on a
---                  cluster so far (make test-distributed needs Citus, which the session lacked).
+--                  cluster so far (make test-distributed needs Citus, which the session lacked); and the
+--                  ingestion job queue, ingest_jobs and ingest_job_files (migration 026): workers claim
+--                  files across every tenant with FOR UPDATE SKIP LOCKED, a row lock Citus does not take in a
+--                  multi-shard statement; the rows are joined with nothing of a tenant's (the file's
+--                  documents are then written as its owner, to the owner's shard) and a file's body
+--                  is dropped once it is ingested, so the queue stays small on the coordinator.
 -- Keys grow the tenant: primary keys (tenant_id, id); chunks' and messages' foreign keys
 -- (tenant_id, document_id) / (tenant_id, conversation_id); unique constraints keep their names
 -- (documents_owner_external_id_key is what ingestion's ON CONFLICT names).

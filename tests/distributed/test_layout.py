@@ -45,10 +45,11 @@ def test_user_tables_are_distributed_by_tenant_in_one_colocation_group(db):
     # The caches are per caller since migration 020: each on its caller's shard, beside the tenant's rows.
     assert by_table["embedding_cache"] == ("scope", by_table["documents"][1])
     assert by_table["web_search_cache"] == ("caller", by_table["documents"][1])
-    # Coordinator tables: the migrations' bookkeeping, and the API keys looked up there per request.
+    # Coordinator tables: the migrations' bookkeeping, the API keys looked up there per request, and the
+    # ingestion job queue (claimed across tenants with FOR UPDATE SKIP LOCKED).
     assert db.execute(
-        "select count(*) from citus_tables "
-        "where table_name in ('alembic_version'::regclass, 'api_keys'::regclass)"
+        "select count(*) from citus_tables where table_name in ('alembic_version'::regclass, "
+        "'api_keys'::regclass, 'ingest_jobs'::regclass, 'ingest_job_files'::regclass)"
     ).fetchone() == (0,)
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, UploadFile, status
+from fastapi.responses import JSONResponse
 
 from backend.api.collection_schemas import DocumentPatch
 from backend.api.deps import CurrentUser, ServicesDep
+from backend.api.job_schemas import IngestJobAccepted
 from backend.api.limits import IngestLimit
 from backend.api.schemas import (
     MAX_OFFSET,
@@ -21,14 +23,24 @@ from backend.api.schemas import (
     IngestSummaryOut,
 )
 from backend.collections import service as collections_service
+from backend.db.repositories.ingest_jobs import NewFile
 from backend.documents import service as documents_service
 from backend.documents.ingestion import IngestSummary
 from backend.errors import InvalidInput, NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes
 from backend.ingest.sandbox import ParseLimits
+from backend.jobs.files import BATCH_CONTENT_TYPE, encode_batch
 
 router = APIRouter(prefix="/documents", tags=["documents"])
+ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"model": IngestJobAccepted, "description": "Queued as a background job (background=true)"}
+}
+Background = Query(
+    False,
+    description="Answer at once (202) with a job id instead of waiting for the embeddings; follow it at "
+    "GET /ingest/jobs/{id} or its SSE stream /ingest/jobs/{id}/events",
+)
 MAX_TEXT_OFFSET = 1_000_000_000  # past any document (MAX_DOCUMENT_CHARS): keeps the SQL in int range
 
 
@@ -70,26 +82,52 @@ def create_document(
     )
 
 
-@router.post("/batch", response_model=IngestSummaryOut, summary="Ingest many documents, all or nothing")
+def _accepted(job: dict[str, object]) -> JSONResponse:
+    return JSONResponse(IngestJobAccepted.of(job).model_dump(mode="json"), status_code=202)
+
+
+@router.post(
+    "/batch",
+    response_model=IngestSummaryOut,
+    responses=ACCEPTED,
+    summary="Ingest many documents, all or nothing",
+)
 def create_documents(
-    body: DocumentsBatchIn, services: ServicesDep, user: CurrentUser, _: IngestLimit
-) -> IngestSummaryOut:
+    body: DocumentsBatchIn,
+    services: ServicesDep,
+    user: CurrentUser,
+    _: IngestLimit,
+    background: bool = Background,
+) -> IngestSummaryOut | JSONResponse:
     documents = [_loaded(d) for d in body.documents]
     targets = {d.collection_id for d in body.documents if d.collection_id} | (
         {body.collection_id} if body.collection_id else set()
     )
     if len(targets) > 1:
         raise InvalidInput("a batch goes into one collection: give collection_id once, on the batch")
-    return _summary(
-        services.ingestion.ingest(
-            documents, identity=user, atomic=True, collection_id=next(iter(targets), None)
+    collection_id = next(iter(targets), None)
+    if background:  # one queued item: the batch stays all or nothing
+        item = NewFile(f"batch of {len(documents)} documents", BATCH_CONTENT_TYPE, encode_batch(documents))
+        return _accepted(
+            services.jobs.submit(identity=user, kind="batch", files=[item], collection_id=collection_id)
         )
+    return _summary(
+        services.ingestion.ingest(documents, identity=user, atomic=True, collection_id=collection_id)
     )
+
+
+def _read_upload(upload: UploadFile, limit: int) -> tuple[str, bytes]:
+    data = upload.file.read(limit + 1)
+    name = upload.filename or "upload"
+    if len(data) > limit:
+        raise PayloadTooLarge(f"{name} exceeds the limit of {limit} bytes (MAX_REQUEST_BYTES)")
+    return name, data
 
 
 @router.post(
     "/upload",
     response_model=IngestSummaryOut,
+    responses=ACCEPTED,
     summary="Upload files (.md .txt .html .pdf .docx .pptx .xlsx .csv .tsv .epub .jsonl); each file "
     "succeeds or fails on its own",
 )
@@ -99,18 +137,21 @@ def upload_documents(
     _: IngestLimit,
     files: Annotated[list[UploadFile], File()],
     collection_id: Annotated[uuid.UUID | None, Form()] = None,
-) -> IngestSummaryOut:
+    background: bool = Background,
+) -> IngestSummaryOut | JSONResponse:
     limit = services.settings.max_request_bytes
+    read = [(_read_upload(upload, limit), upload.content_type) for upload in files]
+    if background:  # parsed by the worker: a file that cannot be read fails there, with its reason
+        queued = [NewFile(name, content_type, data) for (name, data), content_type in read]
+        return _accepted(
+            services.jobs.submit(identity=user, kind="upload", files=queued, collection_id=collection_id)
+        )
     parse_limits = ParseLimits.from_settings(services.settings)
     items: list[LoadedDocument | LoadFailure] = []
-    for upload in files:
-        data = upload.file.read(limit + 1)
-        name = upload.filename or "upload"
-        if len(data) > limit:
-            raise PayloadTooLarge(f"{name} exceeds the limit of {limit} bytes (MAX_REQUEST_BYTES)")
+    for (name, data), content_type in read:
         try:
             # a file past a parse limit (ParseLimitExceeded, 413) fails the request, as a too large one does
-            items.extend(load_bytes(data, name, upload.content_type, limits=parse_limits))
+            items.extend(load_bytes(data, name, content_type, limits=parse_limits))
         except UnsupportedDocument as exc:
             items.append(LoadFailure(source=name, reason=str(exc)))
     return _summary(
