@@ -45,6 +45,21 @@ SSE). Every assistant message stores its sources, so a client can redraw citatio
 """
 
 
+# The routers, in the order the OpenAPI schema lists them.
+ROUTES = (
+    documents,
+    collections,
+    ingest_jobs,
+    search,
+    chat,
+    research,
+    conversations,
+    api_keys,
+    openai,
+    client,
+)
+
+
 def create_app(services: Services | None = None, settings: Settings | None = None) -> FastAPI:
     """The app; tests pass ready services, the server builds them from settings at start-up."""
 
@@ -107,18 +122,7 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
     app.add_middleware(RequestId)
     app.add_middleware(RequestMetrics)  # outermost: times everything, 413s and preflights included
 
-    for module in (
-        documents,
-        collections,
-        ingest_jobs,
-        search,
-        chat,
-        research,
-        conversations,
-        api_keys,
-        openai,
-        client,
-    ):
+    for module in ROUTES:
         app.include_router(module.router)
     app.include_router(mcp_http.router)  # POST /mcp: the MCP server (not in the OpenAPI schema)
     install_page(app, resolved)

@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from backend.config import get_settings
-from backend.documents.ingestion import IngestionService, IngestSummary, ProgressCallback
+from backend.documents.ingestion import IngestionService
+from backend.documents.outcomes import IngestSummary, ProgressCallback
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
 from backend.ingest.sandbox import DEFAULT_LIMITS, ParseLimits

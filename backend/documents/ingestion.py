@@ -19,10 +19,9 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -33,8 +32,16 @@ from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import document_rewrite
 from backend.db.repositories import documents as documents_repo
-from backend.documents.bulk_load import BulkLoad, BulkLoadStats
+from backend.documents.bulk_load import BulkLoad
 from backend.documents.embedding_store import embed_with_cache, forget_embeddings
+from backend.documents.outcomes import (
+    ChunkCallback,
+    ChunkCounter,
+    DocumentOutcome,
+    IngestSummary,
+    ProgressCallback,
+    Status,
+)
 from backend.embeddings import Embedder
 from backend.errors import DomainError, InvalidInput, ProviderError
 from backend.ingest.documents import LoadedDocument, LoadFailure
@@ -42,63 +49,8 @@ from backend.ingest.prepare import PreparedChunk, PreparedDocument, prepare_docu
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["created", "updated", "unchanged", "failed"]
 # Metadata keys that change on every run and must not make a document look changed.
 _VOLATILE_KEYS = ("created_at",)
-
-
-@dataclass
-class DocumentOutcome:
-    external_id: str
-    title: str
-    source: str
-    status: Status
-    document_id: uuid.UUID | None = None
-    chunks: int = 0
-    error: str | None = None
-
-
-@dataclass
-class IngestSummary:
-    outcomes: list[DocumentOutcome] = field(default_factory=list)
-    chunks_embedded: int = 0
-    chunks_from_cache: int = 0
-    seconds: float = 0.0
-    bulk: BulkLoadStats | None = None  # None: not bulk mode, or nothing needed writing
-
-    def count(self, status: Status) -> int:
-        return sum(1 for o in self.outcomes if o.status == status)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {s: self.count(s) for s in ("created", "updated", "unchanged", "failed")}
-
-    @property
-    def failures(self) -> list[DocumentOutcome]:
-        return [o for o in self.outcomes if o.status == "failed"]
-
-
-ProgressCallback = Callable[[IngestSummary, int], None]  # (summary so far, chunks in the last group)
-ChunkCallback = Callable[[int, int], None]  # (chunks with their vector so far, chunks prepared so far)
-
-
-class ChunkCounter:
-    """Chunks that have their vector (cached or embedded now) out of those prepared, as embedding goes:
-    finer than ProgressCallback, which speaks once a group is written (one group, with atomic=True)."""
-
-    def __init__(self, callback: ChunkCallback | None) -> None:
-        self.callback = callback
-        self.done = 0
-        self.total = 0
-
-    def planned(self, chunks: int, unchanged: int) -> None:
-        self.total += chunks
-        self.add(unchanged)
-
-    def add(self, chunks: int) -> None:
-        self.done += chunks
-        if self.callback and chunks:
-            self.callback(self.done, self.total)
 
 
 class IngestionService:

@@ -19,7 +19,8 @@ from backend.auth.identity import Identity
 from backend.db.database import Database
 from backend.db.repositories import document_sync
 from backend.db.repositories import documents as documents_repo
-from backend.documents.ingestion import IngestionService, ProgressCallback
+from backend.documents.ingestion import IngestionService
+from backend.documents.outcomes import ProgressCallback
 from backend.documents.sync_sources import SyncItem, Unreadable
 from backend.errors import DomainError
 from backend.ingest.documents import LoadedDocument

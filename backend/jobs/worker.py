@@ -24,7 +24,8 @@ from backend.auth.identity import DatabaseRole, Identity
 from backend.config import Settings
 from backend.db.database import Database
 from backend.db.repositories import ingest_jobs as repo
-from backend.documents.ingestion import IngestionService, IngestSummary
+from backend.documents.ingestion import IngestionService
+from backend.documents.outcomes import IngestSummary
 from backend.errors import DomainError
 from backend.ingest.sandbox import ParseLimits
 from backend.jobs.files import documents_of

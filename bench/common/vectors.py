@@ -20,7 +20,7 @@ from backend.auth.identity import SHARED_SCOPE
 from backend.composition import Services
 from backend.config import Settings
 from backend.db.repositories import embedding_cache
-from backend.documents.ingestion import IngestSummary
+from backend.documents.outcomes import IngestSummary
 from backend.embeddings import Embedder, LocalEmbedder
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.prepare import sha256

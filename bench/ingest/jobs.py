@@ -24,7 +24,7 @@ from backend.auth.identity import user_identity
 from backend.composition import Services
 from backend.config import Settings
 from backend.db.repositories.ingest_jobs import NewFile
-from backend.documents.ingestion import IngestSummary
+from backend.documents.outcomes import IngestSummary
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes
 from backend.ingest.sandbox import ParseLimits

@@ -25,7 +25,7 @@ from backend.api.schemas import (
 from backend.collections import service as collections_service
 from backend.db.repositories.ingest_jobs import NewFile
 from backend.documents import service as documents_service
-from backend.documents.ingestion import IngestSummary
+from backend.documents.outcomes import IngestSummary
 from backend.errors import InvalidInput, NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_bytes
