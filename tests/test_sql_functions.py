@@ -249,6 +249,27 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
 
 
+@pytest.mark.parametrize("dims", [1024, 1536])
+def test_the_vector_leg_of_a_1024_or_1536_dimension_model_has_an_hnsw_index(big_corpus, dims):
+    """bge-m3 (1024) and text-embedding-3-small (1536) corpora are searched through HNSW (migration 027),
+    not ranked by an exact scan of every chunk. The corpus holds no vector of that size, so the planner
+    rightly sorts the none it would find; with sorting priced out it must show that the index matches
+    the statement the vector leg runs (same cast, same predicate)."""
+    url, _ = big_corpus
+    with connect(url, autocommit=True) as conn:
+        conn.execute("set enable_sort = off")
+        plan = _plan(
+            conn,
+            "match_documents_query",
+            dims,
+            "vector, int, text, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz,"
+            " timestamptz, timestamptz, bigint[], float8[], uuid[]",
+            "%s, 10, null, 0.3, null, null, '{}', false, '{}', null, null, null, null, null, null, null",
+            np.full(dims, 0.5),
+        )
+        assert f"chunks_embedding_{dims}_hnsw_idx" in plan, plan
+
+
 # --- term statistics and the BM25-style full-text leg ---------------------------------------------
 
 
