@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    FilePayload,
+    Page,
+    Route,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from backend import PROJECT_ROOT
 from backend.auth import SERVICE_IDENTITY
@@ -693,8 +702,8 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         with page.expect_request(lambda r: "/ingest/jobs/" in r.url and r.url.endswith("/events")):
             dialog.get_by_label("选择文件").set_input_files(
                 [
-                    {"name": "axolotl.md", "mimeType": "text/markdown", "buffer": axolotl.encode()},
-                    {"name": "quokka.md", "mimeType": "text/markdown", "buffer": quokka.encode()},
+                    FilePayload(name="axolotl.md", mimeType="text/markdown", buffer=axolotl.encode()),
+                    FilePayload(name="quokka.md", mimeType="text/markdown", buffer=quokka.encode()),
                 ]
             )
         rows = dialog.locator(".upload-row")
@@ -712,7 +721,9 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         changed = axolotl + "\n美西螈原产于墨西哥的霍奇米尔科湖。\n"
         with page.expect_file_chooser() as chooser:
             dialog.get_by_role("button", name="重新导入 美西螈").click()
-        chooser.value.set_files({"name": "new-axolotl.md", "mimeType": "text/markdown", "buffer": changed.encode()})
+        chooser.value.set_files(
+            {"name": "new-axolotl.md", "mimeType": "text/markdown", "buffer": changed.encode()}
+        )
         expect(rows.first.locator(".upload-status")).to_have_text("完成 · 已替换旧版本")
         expect(documents).to_have_count(2)
         expect(documents.filter(has_text="美西螈")).to_have_count(1)
@@ -729,7 +740,8 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         transfer = page.evaluate_handle(
             """() => {
               const data = new DataTransfer();
-              data.items.add(new File(["# 蝾螈\\n\\n蝾螈的皮肤能分泌毒素。\\n"], "newt.md", { type: "text/markdown" }));
+              const text = "# 蝾螈\\n\\n蝾螈的皮肤能分泌毒素。\\n";
+              data.items.add(new File([text], "newt.md", { type: "text/markdown" }));
               return data;
             }"""
         )
@@ -741,8 +753,10 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         dialog.get_by_role("button", name="删除 短尾矮袋鼠").click()
         expect(documents).to_have_count(2)
         expect(dialog.locator(".document-list")).not_to_contain_text("短尾矮袋鼠")
-        titles = {d["title"] for d in list_documents(services.db, identity=SERVICE_IDENTITY, limit=500, offset=0)[0]}
-        assert "短尾矮袋鼠" not in titles and "美西螈" in titles
+        stored, _ = list_documents(services.db, identity=SERVICE_IDENTITY, limit=500, offset=0)
+        titles = {d["title"] for d in stored}
+        assert "短尾矮袋鼠" not in titles
+        assert "美西螈" in titles
     finally:
         with services.db.owner() as conn:
             conn.execute("delete from documents where owner_id is not null")
