@@ -651,7 +651,9 @@ def test_a_collection_is_made_filled_and_picked_and_the_answer_cites_only_its_do
         dialog.get_by_label("上传到这个协作集").set_input_files(
             {"name": "mars.md", "mimeType": "text/markdown", "buffer": mars.encode()}
         )
-        dialog.get_by_role("button", name="上传", exact=True).click()
+        with page.expect_response(lambda r: "/documents/upload?background=true" in r.url) as queued:
+            dialog.get_by_role("button", name="上传", exact=True).click()
+        assert queued.value.status == 202  # a background job, followed until it ends
         expect(dialog.locator(".collection-documents")).to_contain_text("火星基地计划")
         # The members dialog of an admin: the owner's row (fixed), then a viewer added by id.
         members = dialog.locator(".member-row")
@@ -736,17 +738,21 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         expect(page.locator(".msg.assistant").last.locator(".answer")).to_contain_text("霍奇米尔科湖")
 
         page.get_by_role("button", name="文档", exact=True).click()
-        # A file dropped on the zone is uploaded as a picked one is.
+        # Files dropped on the zone are uploaded as picked ones are; one that cannot be read fails alone.
         transfer = page.evaluate_handle(
             """() => {
               const data = new DataTransfer();
               const text = "# 蝾螈\\n\\n蝾螈的皮肤能分泌毒素。\\n";
               data.items.add(new File([text], "newt.md", { type: "text/markdown" }));
+              data.items.add(new File(["MZ"], "setup.exe", { type: "application/octet-stream" }));
               return data;
             }"""
         )
         dialog.locator(".drop-zone").dispatch_event("drop", {"dataTransfer": transfer})
         expect(rows.filter(has_text="newt.md").locator(".upload-status")).to_have_text("完成 · 已添加")
+        failed = rows.filter(has_text="setup.exe")  # the worker's reason, as a direct upload gives it
+        expect(failed.locator(".upload-status")).to_have_text("失败")
+        expect(failed.locator(".upload-error")).to_contain_text("unsupported")
         expect(documents).to_have_count(3)
         snapshot(page, "documents.png", tmp_path)
         page.once("dialog", lambda confirm: confirm.accept())

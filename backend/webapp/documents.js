@@ -9,6 +9,28 @@ import { announce, state } from "./view.js";
 
 const EDITS = new Set(["editor", "admin"]);
 
+/** Queue files as one background job (into a collection, or one's own); the 202's answer. */
+export async function submitUpload(api, files, collectionId = null) {
+  const body = new FormData();
+  for (const file of files) body.append("files", file);
+  if (collectionId) body.append("collection_id", collectionId);
+  return api.json("/documents/upload?background=true", { method: "POST", body });
+}
+
+/** Follow a job's events, onJob(job) at each, until it is done; the job at its end (read once more
+ * if the stream broke first). */
+export async function followJob(api, accepted, onJob = () => {}) {
+  for await (const event of api.events(accepted.events_url)) {
+    if (event.type === "error") throw Object.assign(new Error(event.data.detail), { detail: event.data.detail });
+    if (event.type !== "job") continue;
+    onJob(event.data);
+    if (event.data.status === "done") return event.data;
+  }
+  const job = await api.json(accepted.status_url);
+  onJob(job);
+  return job;
+}
+
 export class DocumentsDialog {
   /** onChange: called after a job ends or a document is deleted (the page's library count). */
   constructor(dialog, api, { onChange = () => {} } = {}) {
@@ -124,35 +146,19 @@ export class DocumentsDialog {
   /** Queue the files as one background job, then draw each file's progress until the job ends. */
   async upload(files, collectionId = this.target.value, { replaces = null } = {}) {
     if (!files.length) return;
-    const body = new FormData();
-    for (const file of files) body.append("files", file);
-    if (collectionId) body.append("collection_id", collectionId);
-    const accepted = await this.api.json("/documents/upload?background=true", { method: "POST", body });
+    const accepted = await submitUpload(this.api, files, collectionId);
     const rows = new Map(accepted.files.map((f) => [f.id, this.#uploadRow(f, replaces)]));
     for (const row of rows.values()) this.uploads.prepend(row);
     try {
-      const job = await this.#follow(accepted, rows);
+      const job = await followJob(this.api, accepted, (job) => {
+        for (const file of job.files) if (rows.has(file.id)) this.#drawFile(rows.get(file.id), file);
+      });
       announce(t("uploadsDone", { done: job.counts.done ?? 0, failed: job.counts.failed ?? 0 }));
       return job;
     } finally {
       await this.refresh();
       this.onChange();
     }
-  }
-
-  /** The job's events until its status is done; if the stream breaks first, the job as it stands. */
-  async #follow(accepted, rows) {
-    let job = null;
-    for await (const event of this.api.events(accepted.events_url)) {
-      if (event.type === "error") throw Object.assign(new Error(event.data.detail), { detail: event.data.detail });
-      if (event.type !== "job") continue;
-      job = event.data;
-      for (const file of job.files) if (rows.has(file.id)) this.#drawFile(rows.get(file.id), file);
-      if (job.status === "done") return job;
-    }
-    job = await this.api.json(accepted.status_url);
-    for (const file of job.files) if (rows.has(file.id)) this.#drawFile(rows.get(file.id), file);
-    return job;
   }
 
   #uploadRow(file, replaces) {
