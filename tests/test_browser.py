@@ -367,7 +367,7 @@ def test_a_question_outside_the_documents_is_answered_from_the_web_with_its_url(
         context = open_context(browser)
         page = context.new_page()
         errors = PageErrors(page)
-        page.goto(url + "/")
+        open_chat(page, url)
         expect(page.get_by_label("网络搜索")).to_have_value("auto")  # shown: a provider is configured
         ask(page, "大熊猫每天吃多少公斤竹子？")
         answer = page.locator(".msg.assistant").last
