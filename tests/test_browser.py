@@ -719,14 +719,14 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         expect(documents).to_have_count(2)
         expect(dialog.locator(".document-list")).to_contain_text("美西螈")
 
-        # Re-ingest: the new version of the file replaces the document; there is no third one.
+        # Re-ingest: the new version of the file updates the document in place; there is no third one.
         changed = axolotl + "\n美西螈原产于墨西哥的霍奇米尔科湖。\n"
         with page.expect_file_chooser() as chooser:
             dialog.get_by_role("button", name="重新导入 美西螈").click()
         chooser.value.set_files(
             {"name": "new-axolotl.md", "mimeType": "text/markdown", "buffer": changed.encode()}
         )
-        expect(rows.first.locator(".upload-status")).to_have_text("完成 · 已替换旧版本")
+        expect(rows.first.locator(".upload-status")).to_have_text("完成 · 已更新")
         expect(documents).to_have_count(2)
         expect(documents.filter(has_text="美西螈")).to_have_count(1)
         dialog.get_by_role("button", name="关闭").click()

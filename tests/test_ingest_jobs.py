@@ -149,6 +149,60 @@ def test_cancel_stops_queued_files_only(client, services):
     assert [d["title"] for d in client.get("/documents").json()["items"]] == ["A"]
 
 
+@pytest.mark.parametrize("background", [False, True])
+def test_a_new_version_of_a_file_named_by_its_external_id_updates_that_document_in_place(
+    client, services, background
+):
+    """Re-ingesting a changed file with the document's external_id keeps the document (same id, now
+    "updated") instead of storing a second one under the new content's hash."""
+
+    def send(text: str, **form: str) -> dict:
+        response = client.post(
+            "/documents/upload",
+            params={"background": str(background).lower()},
+            data=form,
+            files=[("files", ("notes.md", text.encode(), "text/markdown"))],
+        )
+        assert response.status_code == (202 if background else 200), response.text
+        if not background:
+            return response.json()["documents"][0]
+        assert worker(services).drain() == 1
+        job = client.get(response.json()["status_url"]).json()
+        assert job["files"][0]["status"] == "done", job
+        return job["files"][0]["outcome"]["documents"][0]
+
+    first = send("# 笔记\n\n袋鼠吃草。")
+    second = send("# 笔记\n\n袋鼠吃草，也吃灌木的叶子。", external_id=first["external_id"])
+    assert (second["document_id"], second["status"]) == (first["document_id"], "updated")
+    listed = client.get("/documents").json()
+    assert listed["total"] == 1
+    hits = client.post("/search", json={"query": "袋鼠 灌木 叶子"}).json()["results"]
+    assert "灌木" in hits[0]["content"]
+
+
+def test_an_external_id_names_one_file_of_one_document(client):
+    two = client.post(
+        "/documents/upload",
+        data={"external_id": "notes"},
+        files=[
+            ("files", ("a.md", b"# A\n\nalpha", "text/markdown")),
+            ("files", ("b.md", b"# B\n\nbeta", "text/markdown")),
+        ],
+    )
+    assert two.status_code == 422, two.text
+    assert "one file" in two.json()["detail"]
+    rows = b'{"_id": "a", "title": "a", "text": "alpha"}\n{"_id": "b", "title": "b", "text": "beta"}\n'
+    many = client.post(
+        "/documents/upload",
+        data={"external_id": "notes"},
+        files=[("files", ("rows.jsonl", rows, "application/jsonl"))],
+    )
+    assert many.status_code == 200, many.text
+    assert many.json()["documents"][0]["status"] == "failed"
+    assert "holds 2" in many.json()["documents"][0]["error"]
+    assert client.get("/documents").json()["total"] == 0  # nothing stored
+
+
 def test_a_background_batch_stays_all_or_nothing(client, services):
     docs = [
         {"external_id": "k", "title": "袋鼠", "content": "袋鼠生活在澳洲。"},

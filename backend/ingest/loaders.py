@@ -272,3 +272,17 @@ def _jsonl_row(
         external_id=str(ident).strip(),
         metadata=kept,
     )
+
+
+def as_version_of(documents: list[LoadedDocument], external_id: str | None) -> list[LoadedDocument]:
+    """An uploaded file's documents under `external_id` (a new version of that document, updated in place
+    instead of stored anew under its content's hash); None leaves them as read. UnsupportedDocument
+    when the file holds other than one document (an id names one)."""
+    if external_id is None:
+        return documents
+    if len(documents) != 1:
+        raise UnsupportedDocument(
+            f"external_id names one document, and this file holds {len(documents)}: upload it without one"
+        )
+    documents[0].external_id = external_id
+    return documents

@@ -8,7 +8,7 @@ from typing import Any
 
 from backend.errors import InvalidInput
 from backend.ingest.documents import LoadedDocument, LoadFailure
-from backend.ingest.loaders import load_bytes
+from backend.ingest.loaders import as_version_of, load_bytes
 from backend.ingest.sandbox import ParseLimits
 
 BATCH_CONTENT_TYPE = "application/vnd.pgrag.documents+json"
@@ -51,9 +51,15 @@ def decode_batch(body: bytes) -> list[LoadedDocument]:
 
 
 def documents_of(
-    kind: str, body: bytes, filename: str, content_type: str | None, limits: ParseLimits
+    kind: str,
+    body: bytes,
+    filename: str,
+    content_type: str | None,
+    limits: ParseLimits,
+    external_id: str | None = None,
 ) -> list[LoadedDocument | LoadFailure]:
-    """What the file holds; UnsupportedDocument / ParseLimitExceeded when it cannot be read."""
+    """What the file holds (under `external_id` when it is a new version of that document);
+    UnsupportedDocument / ParseLimitExceeded when it cannot be read."""
     if kind == "batch":
         return list(decode_batch(body))
-    return list(load_bytes(body, filename, content_type, limits=limits))
+    return list(as_version_of(load_bytes(body, filename, content_type, limits=limits), external_id))

@@ -142,6 +142,7 @@ class Worker:
             claim.filename,
             claim.content_type,
             ParseLimits.from_settings(self.settings),
+            claim.external_id,
         )
         return self.ingestion.ingest(
             items,

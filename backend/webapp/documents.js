@@ -10,10 +10,11 @@ import { announce, state } from "./view.js";
 const EDITS = new Set(["editor", "admin"]);
 
 /** Queue files as one background job (into a collection, or one's own); the 202's answer. */
-export async function submitUpload(api, files, collectionId = null) {
+export async function submitUpload(api, files, collectionId = null, externalId = null) {
   const body = new FormData();
   for (const file of files) body.append("files", file);
   if (collectionId) body.append("collection_id", collectionId);
+  if (externalId) body.append("external_id", externalId); // one file: a new version of that document
   return api.json("/documents/upload?background=true", { method: "POST", body });
 }
 
@@ -42,7 +43,7 @@ export class DocumentsDialog {
     this.list = dialog.querySelector(".document-list");
     this.error = dialog.querySelector(".form-error");
     this.reingestInput = dialog.querySelector(".reingest-input");
-    this.reingesting = null; // the document a picked file replaces
+    this.reingesting = null; // the document a picked file is a new version of
     dialog.querySelector(".dialog-close").addEventListener("click", () => dialog.close());
     this.target.addEventListener("change", () => this.#attempt(() => this.refresh()));
     const input = dialog.querySelector(".file-input");
@@ -124,16 +125,11 @@ export class DocumentsDialog {
     this.reingestInput.click();
   }
 
-  /** A new version of a document's file. An upload is stored under its content's hash, so the new
-   * version is a new document: once it is stored the old one is deleted (if the new one failed, the
-   * old one stays; the same content again is the same document, left alone). */
+  /** A new version of a document's file, sent with the document's external_id: the document is updated
+   * in place (same id, so answers citing it say "changed since", not "deleted"); if the new version
+   * fails, the old one stays as it was. */
   async reingest(d, file) {
-    const job = await this.upload([file], d.collection_id, { replaces: d.id });
-    const stored = job?.files[0]?.outcome?.documents?.[0];
-    if (job?.files[0]?.status !== "done" || !stored?.document_id || stored.document_id === d.id) return;
-    await this.api.json(`/documents/${d.id}`, { method: "DELETE" });
-    await this.refresh();
-    this.onChange();
+    await this.upload([file], d.collection_id, { externalId: d.external_id });
   }
 
   async remove(d, title) {
@@ -144,10 +140,10 @@ export class DocumentsDialog {
   }
 
   /** Queue the files as one background job, then draw each file's progress until the job ends. */
-  async upload(files, collectionId = this.target.value, { replaces = null } = {}) {
+  async upload(files, collectionId = this.target.value, { externalId = null } = {}) {
     if (!files.length) return;
-    const accepted = await submitUpload(this.api, files, collectionId);
-    const rows = new Map(accepted.files.map((f) => [f.id, this.#uploadRow(f, replaces)]));
+    const accepted = await submitUpload(this.api, files, collectionId, externalId);
+    const rows = new Map(accepted.files.map((f) => [f.id, this.#uploadRow(f)]));
     for (const row of rows.values()) this.uploads.prepend(row);
     try {
       const job = await followJob(this.api, accepted, (job) => {
@@ -161,16 +157,15 @@ export class DocumentsDialog {
     }
   }
 
-  #uploadRow(file, replaces) {
-    const row = h("li", { class: "key-row upload-row", dataset: replaces ? { file: file.id, replaces } : { file: file.id } }, h("span", { class: "key-name" }, file.filename), h("span", { class: "upload-status" }), h("progress", { max: 1, value: 0 }), h("span", { class: "upload-detail muted" }));
+  #uploadRow(file) {
+    const row = h("li", { class: "key-row upload-row", dataset: { file: file.id } }, h("span", { class: "key-name" }, file.filename), h("span", { class: "upload-status" }), h("progress", { max: 1, value: 0 }), h("span", { class: "upload-detail muted" }));
     this.#drawFile(row, { ...file, chunks_done: 0, chunks_total: null, error: null, outcome: null });
     return row;
   }
 
   #drawFile(row, file) {
     row.dataset.status = file.status;
-    let outcome = file.outcome?.documents?.[0]?.status;
-    if (outcome === "created" && row.dataset.replaces) outcome = "replaced";
+    const outcome = file.outcome?.documents?.[0]?.status;
     row.querySelector(".upload-status").textContent = t(`file_${file.status}`) + (outcome ? ` · ${t(`outcome_${outcome}`)}` : "");
     const progress = row.querySelector("progress");
     if (file.chunks_total) {

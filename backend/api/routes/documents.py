@@ -28,7 +28,7 @@ from backend.documents import service as documents_service
 from backend.documents.outcomes import IngestSummary
 from backend.errors import InvalidInput, NotFound, PayloadTooLarge, UnsupportedDocument
 from backend.ingest.documents import LoadedDocument, LoadFailure
-from backend.ingest.loaders import load_bytes
+from backend.ingest.loaders import as_version_of, load_bytes
 from backend.ingest.sandbox import ParseLimits
 from backend.jobs.files import BATCH_CONTENT_TYPE, encode_batch
 
@@ -137,12 +137,23 @@ def upload_documents(
     _: IngestLimit,
     files: Annotated[list[UploadFile], File()],
     collection_id: Annotated[uuid.UUID | None, Form()] = None,
+    external_id: Annotated[
+        str | None,
+        Form(
+            min_length=1,
+            max_length=500,
+            description="One file only: the document it is a new version of, updated in place (same id). "
+            "Without it an upload is stored under its content's hash.",
+        ),
+    ] = None,
     background: bool = Background,
 ) -> IngestSummaryOut | JSONResponse:
+    if external_id is not None and len(files) != 1:
+        raise InvalidInput(f"external_id names one document: send one file with it, not {len(files)}")
     limit = services.settings.max_request_bytes
     read = [(_read_upload(upload, limit), upload.content_type) for upload in files]
     if background:  # parsed by the worker: a file that cannot be read fails there, with its reason
-        queued = [NewFile(name, content_type, data) for (name, data), content_type in read]
+        queued = [NewFile(name, content_type, data, external_id) for (name, data), content_type in read]
         return _accepted(
             services.jobs.submit(identity=user, kind="upload", files=queued, collection_id=collection_id)
         )
@@ -151,7 +162,9 @@ def upload_documents(
     for (name, data), content_type in read:
         try:
             # a file past a parse limit (ParseLimitExceeded, 413) fails the request, as a too large one does
-            items.extend(load_bytes(data, name, content_type, limits=parse_limits))
+            items.extend(
+                as_version_of(load_bytes(data, name, content_type, limits=parse_limits), external_id)
+            )
         except UnsupportedDocument as exc:
             items.append(LoadFailure(source=name, reason=str(exc)))
     return _summary(

@@ -27,6 +27,7 @@ class NewFile:
     filename: str
     content_type: str | None
     body: bytes
+    external_id: str | None = None  # the document this file is a new version of (migration 028)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Claim:
     kind: str
     collection_id: uuid.UUID | None
     filename: str
+    external_id: str | None
     content_type: str | None
     attempts: int
     owner_id: uuid.UUID | None
@@ -60,9 +62,9 @@ def create_job(
     job_id: uuid.UUID = row[0]
     with conn.cursor() as cur:
         cur.executemany(
-            "insert into ingest_job_files (job_id, position, filename, content_type, body) "
-            "values (%s, %s, %s, %s, %s)",
-            [(job_id, i, f.filename, f.content_type, f.body) for i, f in enumerate(files)],
+            "insert into ingest_job_files (job_id, position, filename, content_type, body, external_id) "
+            "values (%s, %s, %s, %s, %s, %s)",
+            [(job_id, i, f.filename, f.content_type, f.body, f.external_id) for i, f in enumerate(files)],
         )
     return job_id
 
@@ -142,28 +144,19 @@ def claim_next(conn: psycopg.Connection, *, token: str, lease_s: float) -> Claim
             lease_until = now() + make_interval(secs => %(lease_s)s), started_at = now()
         from next, ingest_jobs j
         where f.id = next.id and j.id = f.job_id
-        returning f.id, f.job_id, j.kind, j.collection_id, f.filename, f.content_type, f.attempts,
-            j.owner_id, j.run_as,
-            j.claims
+        returning f.id, f.job_id, j.kind, j.collection_id, f.filename, f.external_id, f.content_type,
+            f.attempts, j.owner_id, j.run_as, j.claims
         """,
         {"token": token, "lease_s": lease_s},
     ).fetchone()
     if row is None:
         return None
-    file_id, job_id, kind, collection_id, filename, content_type, attempts, owner_id, run_as, claims = row
+    file_id, job_id, kind, collection_id, filename, external_id, content_type, attempts, *who = row
+    owner_id, run_as, claims = who
     return Claim(
-        file_id,
-        job_id,
-        kind,
-        collection_id,
-        filename,
-        content_type,
-        attempts,
-        owner_id,
-        run_as,
-        claims,
-        token,
-    )
+        file_id, job_id, kind, collection_id, filename, external_id, content_type, attempts, owner_id, run_as,
+        claims, token,
+    )  # fmt: skip
 
 
 def renew_lease(conn: psycopg.Connection, *, file_id: uuid.UUID, token: str, lease_s: float) -> bool:
