@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    FilePayload,
+    Page,
+    Route,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from backend import PROJECT_ROOT
 from backend.auth import SERVICE_IDENTITY
@@ -58,7 +67,8 @@ def page_database(fresh_database) -> str:
 @pytest.fixture(scope="module")
 def demo(page_database) -> Iterator[tuple[str, Services]]:
     """The API as `make run` serves it (auth off), the demo corpus loaded."""
-    with demo_api(page_database) as (url, services):
+    # One ingestion worker in the API process: the page's uploads are background jobs.
+    with demo_api(page_database, ingest_workers=1) as (url, services):
         load_demo_corpus(services)
         yield url, services
 
@@ -641,7 +651,9 @@ def test_a_collection_is_made_filled_and_picked_and_the_answer_cites_only_its_do
         dialog.get_by_label("上传到这个协作集").set_input_files(
             {"name": "mars.md", "mimeType": "text/markdown", "buffer": mars.encode()}
         )
-        dialog.get_by_role("button", name="上传", exact=True).click()
+        with page.expect_response(lambda r: "/documents/upload?background=true" in r.url) as queued:
+            dialog.get_by_role("button", name="上传", exact=True).click()
+        assert queued.value.status == 202  # a background job, followed until it ends
         expect(dialog.locator(".collection-documents")).to_contain_text("火星基地计划")
         # The members dialog of an admin: the owner's row (fixed), then a viewer added by id.
         members = dialog.locator(".member-row")
@@ -674,3 +686,83 @@ def test_a_collection_is_made_filled_and_picked_and_the_answer_cites_only_its_do
         with services.db.owner() as conn:
             conn.execute("delete from documents where collection_id is not null")
             conn.execute("delete from collections")
+
+
+def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can_be_deleted(
+    demo, page: Page, tmp_path
+):
+    """Issue 29 item 5: two files picked in the Documents dialog are one background job whose events
+    draw each file's progress to done; the answer cites one; re-ingest updates it; delete removes one."""
+    url, services = demo
+    open_chat(page, url)
+    page.get_by_role("button", name="文档", exact=True).click()
+    dialog = page.get_by_role("dialog", name="文档")
+    expect(dialog.locator(".document-list")).to_contain_text("还没有文档")  # the shared corpus is not mine
+    axolotl = "# 美西螈\n\n美西螈能够再生断肢、脊髓甚至部分心脏组织，终生保持幼体形态。\n"
+    quokka = "# 短尾矮袋鼠\n\n短尾矮袋鼠主要生活在罗特尼斯岛，常被称为世界上最快乐的动物。\n"
+    try:
+        with page.expect_request(lambda r: "/ingest/jobs/" in r.url and r.url.endswith("/events")):
+            dialog.get_by_label("选择文件").set_input_files(
+                [
+                    FilePayload(name="axolotl.md", mimeType="text/markdown", buffer=axolotl.encode()),
+                    FilePayload(name="quokka.md", mimeType="text/markdown", buffer=quokka.encode()),
+                ]
+            )
+        rows = dialog.locator(".upload-row")
+        expect(rows).to_have_count(2)
+        for name in ("axolotl.md", "quokka.md"):
+            row = rows.filter(has_text=name)
+            expect(row.locator(".upload-status")).to_have_text("完成 · 已添加")
+            expect(row.locator(".upload-detail")).to_have_text(re.compile(r"^(\d+) / \1 个分块$"))
+            expect(row.locator("progress")).to_have_js_property("position", 1)  # full
+        documents = dialog.locator(".document-row")
+        expect(documents).to_have_count(2)
+        expect(dialog.locator(".document-list")).to_contain_text("美西螈")
+
+        # Re-ingest: the new version of the file replaces the document; there is no third one.
+        changed = axolotl + "\n美西螈原产于墨西哥的霍奇米尔科湖。\n"
+        with page.expect_file_chooser() as chooser:
+            dialog.get_by_role("button", name="重新导入 美西螈").click()
+        chooser.value.set_files(
+            {"name": "new-axolotl.md", "mimeType": "text/markdown", "buffer": changed.encode()}
+        )
+        expect(rows.first.locator(".upload-status")).to_have_text("完成 · 已替换旧版本")
+        expect(documents).to_have_count(2)
+        expect(documents.filter(has_text="美西螈")).to_have_count(1)
+        dialog.get_by_role("button", name="关闭").click()
+
+        ask(page, "美西螈能再生哪些组织？")
+        answer = page.locator(".msg.assistant").last
+        expect(answer.locator(".sources .source-title").first).to_have_text("美西螈")
+        ask(page, "美西螈原产于哪里？")  # only the new version says so
+        expect(page.locator(".msg.assistant").last.locator(".answer")).to_contain_text("霍奇米尔科湖")
+
+        page.get_by_role("button", name="文档", exact=True).click()
+        # Files dropped on the zone are uploaded as picked ones are; one that cannot be read fails alone.
+        transfer = page.evaluate_handle(
+            """() => {
+              const data = new DataTransfer();
+              const text = "# 蝾螈\\n\\n蝾螈的皮肤能分泌毒素。\\n";
+              data.items.add(new File([text], "newt.md", { type: "text/markdown" }));
+              data.items.add(new File(["MZ"], "setup.exe", { type: "application/octet-stream" }));
+              return data;
+            }"""
+        )
+        dialog.locator(".drop-zone").dispatch_event("drop", {"dataTransfer": transfer})
+        expect(rows.filter(has_text="newt.md").locator(".upload-status")).to_have_text("完成 · 已添加")
+        failed = rows.filter(has_text="setup.exe")  # the worker's reason, as a direct upload gives it
+        expect(failed.locator(".upload-status")).to_have_text("失败")
+        expect(failed.locator(".upload-error")).to_contain_text("unsupported")
+        expect(documents).to_have_count(3)
+        snapshot(page, "documents.png", tmp_path)
+        page.once("dialog", lambda confirm: confirm.accept())
+        dialog.get_by_role("button", name="删除 短尾矮袋鼠").click()
+        expect(documents).to_have_count(2)
+        expect(dialog.locator(".document-list")).not_to_contain_text("短尾矮袋鼠")
+        stored, _ = list_documents(services.db, identity=SERVICE_IDENTITY, limit=500, offset=0)
+        titles = {d["title"] for d in stored}
+        assert "短尾矮袋鼠" not in titles
+        assert "美西螈" in titles
+    finally:
+        with services.db.owner() as conn:
+            conn.execute("delete from documents where owner_id is not null")

@@ -34,6 +34,11 @@ export class Api {
     yield* readEvents(response);
   }
 
+  /** GET an event stream (a job's progress): fetch, not EventSource, which cannot send the token. */
+  async *events(path, { signal } = {}) {
+    yield* readEvents(await this.#fetch(path, { signal, accept: "text/event-stream" }));
+  }
+
   async #fetch(path, { method = "GET", body, signal, accept = "application/json" } = {}, retried = false) {
     const headers = { Accept: accept };
     const form = body instanceof FormData; // a file upload: the browser writes its multipart header

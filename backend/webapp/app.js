@@ -5,6 +5,7 @@ import { Api } from "./api.js";
 import { AuthError, SupabaseAuth } from "./auth.js";
 import { CollectionsDialog, loadCollections, renderPicker } from "./collections.js";
 import { loadConversations, newChat, renderConversations, route } from "./conversations.js";
+import { DocumentsDialog } from "./documents.js";
 import { clear, h } from "./dom.js";
 import { applyStatic, lang, setLang, t } from "./i18n.js";
 import { KeysDialog } from "./keys.js";
@@ -92,6 +93,12 @@ async function showLibrarySize() {
   }
 }
 
+/** After an upload or a delete: the library's size and the collections' document counts. */
+function onLibraryChange() {
+  showLibrarySize();
+  loadCollections();
+}
+
 function renderExamples() {
   const list = $("#examples");
   clear(list);
@@ -131,6 +138,10 @@ function wireStaticControls() {
   $("#collections-open").addEventListener("click", () => {
     state.collectionsDialog ??= new CollectionsDialog($("#collections-dialog"), state.api);
     state.collectionsDialog.open();
+  });
+  $("#documents-open").addEventListener("click", () => {
+    state.documentsDialog ??= new DocumentsDialog($("#documents-dialog"), state.api, { onChange: onLibraryChange });
+    state.documentsDialog.open();
   });
   $("#keys-open").addEventListener("click", () => {
     state.keys ??= new KeysDialog($("#keys-dialog"), state.api);

@@ -3,6 +3,7 @@
 // upload into it (editors), manage its members (admins). The server decides every permission; the
 // page only hides what the caller's role cannot do, and shows the server's message when it refuses.
 
+import { followJob, submitUpload } from "./documents.js";
 import { clear, h } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
 import { state, ui } from "./view.js";
@@ -150,14 +151,13 @@ export class CollectionsDialog {
     form.reset();
   }
 
+  /** A background job, as the Documents dialog's (which also draws each file's progress). */
   async upload(form) {
-    const body = new FormData();
-    for (const file of form.elements.files.files) body.append("files", file);
-    body.append("collection_id", this.current.id);
-    const summary = await this.api.json("/documents/upload", { method: "POST", body });
-    const failed = summary.documents.filter((d) => d.status === "failed");
-    if (failed.length) this.error.textContent = failed.map((d) => `${d.external_id}: ${d.error}`).join("; ");
+    const accepted = await submitUpload(this.api, form.elements.files.files, this.current.id);
     form.reset();
+    const job = await followJob(this.api, accepted);
+    const failed = job.files.filter((f) => f.status === "failed");
+    if (failed.length) this.error.textContent = failed.map((f) => `${f.filename}: ${f.error}`).join("; ");
     await this.refresh();
   }
 }

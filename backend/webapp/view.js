@@ -15,6 +15,7 @@ export const state = {
   panel: null,
   keys: null, // the API keys dialog, made when first opened
   collectionsDialog: null, // made when first opened
+  documentsDialog: null, // made when first opened
   collections: [], // the caller's team collections (GET /collections)
   conversations: [],
   conversationId: null,

@@ -1,0 +1,186 @@
+// The "Documents" dialog: upload by drag and drop or the file picker into one's own documents or a
+// team collection one edits, each file's progress followed on the job's event stream; the list of
+// the chosen place's documents, with re-ingest (a new version of a document's file) and delete.
+// Uploads are background jobs (POST /documents/upload?background=true, then GET its events_url).
+
+import { clear, h } from "./dom.js";
+import { formatDate, t } from "./i18n.js";
+import { announce, state } from "./view.js";
+
+const EDITS = new Set(["editor", "admin"]);
+
+/** Queue files as one background job (into a collection, or one's own); the 202's answer. */
+export async function submitUpload(api, files, collectionId = null) {
+  const body = new FormData();
+  for (const file of files) body.append("files", file);
+  if (collectionId) body.append("collection_id", collectionId);
+  return api.json("/documents/upload?background=true", { method: "POST", body });
+}
+
+/** Follow a job's events, onJob(job) at each, until it is done; the job at its end (read once more
+ * if the stream broke first). */
+export async function followJob(api, accepted, onJob = () => {}) {
+  for await (const event of api.events(accepted.events_url)) {
+    if (event.type === "error") throw Object.assign(new Error(event.data.detail), { detail: event.data.detail });
+    if (event.type !== "job") continue;
+    onJob(event.data);
+    if (event.data.status === "done") return event.data;
+  }
+  const job = await api.json(accepted.status_url);
+  onJob(job);
+  return job;
+}
+
+export class DocumentsDialog {
+  /** onChange: called after a job ends or a document is deleted (the page's library count). */
+  constructor(dialog, api, { onChange = () => {} } = {}) {
+    this.dialog = dialog;
+    this.api = api;
+    this.onChange = onChange;
+    this.target = dialog.querySelector(".upload-target");
+    this.uploads = dialog.querySelector(".upload-list");
+    this.list = dialog.querySelector(".document-list");
+    this.error = dialog.querySelector(".form-error");
+    this.reingestInput = dialog.querySelector(".reingest-input");
+    this.reingesting = null; // the document a picked file replaces
+    dialog.querySelector(".dialog-close").addEventListener("click", () => dialog.close());
+    this.target.addEventListener("change", () => this.#attempt(() => this.refresh()));
+    const input = dialog.querySelector(".file-input");
+    input.addEventListener("change", () => {
+      const files = [...input.files];
+      input.value = ""; // the same file picked again is a new upload
+      this.#attempt(() => this.upload(files));
+    });
+    this.reingestInput.addEventListener("change", () => {
+      const [file] = this.reingestInput.files;
+      this.reingestInput.value = "";
+      if (file && this.reingesting) this.#attempt(() => this.reingest(this.reingesting, file));
+    });
+    this.#wireDrop(dialog.querySelector(".drop-zone"));
+  }
+
+  #wireDrop(zone) {
+    zone.addEventListener("dragover", (event) => {
+      event.preventDefault(); // allows the drop
+      zone.classList.add("over");
+    });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", (event) => {
+      event.preventDefault();
+      zone.classList.remove("over");
+      const files = [...(event.dataTransfer?.files ?? [])];
+      if (files.length) this.#attempt(() => this.upload(files));
+    });
+  }
+
+  async #attempt(action) {
+    this.error.textContent = "";
+    try {
+      await action();
+    } catch (error) {
+      this.error.textContent = error.detail || String(error);
+    }
+  }
+
+  async open() {
+    this.#renderTargets();
+    this.dialog.showModal();
+    await this.#attempt(() => this.refresh());
+  }
+
+  /** One's own documents, then the collections one may add to (the picker's scope, if one of them). */
+  #renderTargets() {
+    const chosen = this.target.value || document.querySelector("#scope-select")?.value || "";
+    clear(this.target).append(h("option", { value: "" }, t("myDocuments")));
+    for (const c of state.collections.filter((c) => EDITS.has(c.role))) this.target.append(h("option", { value: c.id }, c.name));
+    this.target.value = [...this.target.options].some((o) => o.value === chosen) ? chosen : "";
+  }
+
+  async refresh() {
+    const id = this.target.value;
+    const query = id ? `collection_id=${encodeURIComponent(id)}&limit=200` : "limit=200";
+    const page = await this.api.json(`/documents?${query}`);
+    // Without a collection the API lists all one reads (the shared corpus too): keep one's own.
+    const docs = id ? page.items : page.items.filter((d) => d.owner_id && !d.collection_id);
+    clear(this.list);
+    if (!docs.length) this.list.append(h("li", { class: "muted" }, t("noDocuments")));
+    for (const d of docs) this.list.append(this.#documentRow(d));
+  }
+
+  #documentRow(d) {
+    const title = d.title || d.external_id;
+    return h(
+      "li",
+      { class: "key-row document-row", dataset: { id: d.id } },
+      h("span", { class: "key-name" }, title),
+      h("span", { class: "key-facts muted" }, t("documentFacts", { chunks: d.chunk_count, date: formatDate(d.updated_at) })),
+      h("button", { type: "button", class: "link-button", "aria-label": t("reingestLabel", { title }), onclick: () => this.#pickReingest(d) }, t("reingest")),
+      h("button", { type: "button", class: "link-button", "aria-label": t("deleteLabel", { title }), onclick: () => this.#attempt(() => this.remove(d, title)) }, t("deleteDocument")),
+    );
+  }
+
+  #pickReingest(d) {
+    this.reingesting = d;
+    this.reingestInput.click();
+  }
+
+  /** A new version of a document's file. An upload is stored under its content's hash, so the new
+   * version is a new document: once it is stored the old one is deleted (if the new one failed, the
+   * old one stays; the same content again is the same document, left alone). */
+  async reingest(d, file) {
+    const job = await this.upload([file], d.collection_id, { replaces: d.id });
+    const stored = job?.files[0]?.outcome?.documents?.[0];
+    if (job?.files[0]?.status !== "done" || !stored?.document_id || stored.document_id === d.id) return;
+    await this.api.json(`/documents/${d.id}`, { method: "DELETE" });
+    await this.refresh();
+    this.onChange();
+  }
+
+  async remove(d, title) {
+    if (!confirm(t("deleteConfirm", { title }))) return;
+    await this.api.json(`/documents/${d.id}`, { method: "DELETE" });
+    await this.refresh();
+    this.onChange();
+  }
+
+  /** Queue the files as one background job, then draw each file's progress until the job ends. */
+  async upload(files, collectionId = this.target.value, { replaces = null } = {}) {
+    if (!files.length) return;
+    const accepted = await submitUpload(this.api, files, collectionId);
+    const rows = new Map(accepted.files.map((f) => [f.id, this.#uploadRow(f, replaces)]));
+    for (const row of rows.values()) this.uploads.prepend(row);
+    try {
+      const job = await followJob(this.api, accepted, (job) => {
+        for (const file of job.files) if (rows.has(file.id)) this.#drawFile(rows.get(file.id), file);
+      });
+      announce(t("uploadsDone", { done: job.counts.done ?? 0, failed: job.counts.failed ?? 0 }));
+      return job;
+    } finally {
+      await this.refresh();
+      this.onChange();
+    }
+  }
+
+  #uploadRow(file, replaces) {
+    const row = h("li", { class: "key-row upload-row", dataset: replaces ? { file: file.id, replaces } : { file: file.id } }, h("span", { class: "key-name" }, file.filename), h("span", { class: "upload-status" }), h("progress", { max: 1, value: 0 }), h("span", { class: "upload-detail muted" }));
+    this.#drawFile(row, { ...file, chunks_done: 0, chunks_total: null, error: null, outcome: null });
+    return row;
+  }
+
+  #drawFile(row, file) {
+    row.dataset.status = file.status;
+    let outcome = file.outcome?.documents?.[0]?.status;
+    if (outcome === "created" && row.dataset.replaces) outcome = "replaced";
+    row.querySelector(".upload-status").textContent = t(`file_${file.status}`) + (outcome ? ` · ${t(`outcome_${outcome}`)}` : "");
+    const progress = row.querySelector("progress");
+    if (file.chunks_total) {
+      progress.max = file.chunks_total;
+      progress.value = file.chunks_done;
+    } else if (file.status === "done") progress.value = progress.max; // nothing to embed (unchanged)
+    else if (file.status !== "queued") progress.removeAttribute("value"); // parsing: indeterminate
+    progress.hidden = file.status === "failed" || file.status === "cancelled";
+    const detail = row.querySelector(".upload-detail");
+    detail.className = file.error ? "upload-detail upload-error" : "upload-detail muted";
+    detail.textContent = file.error ?? (file.chunks_total ? t("chunksProgress", { done: file.chunks_done, total: file.chunks_total }) : "");
+  }
+}
