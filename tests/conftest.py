@@ -101,8 +101,9 @@ def settings():
         embedding_provider="local",
         llm_provider="extractive",
         ingest_workers=0,  # background jobs are worked only where a test starts a worker
-        # v3's threshold is fitted on the local model; the hashing test embedder's cosines lift far less
-        # (tests/fixtures/policies/v3.json lowers T_low). Routing tests with the real model use v3 itself.
+        # v3's and v6's thresholds are fitted on the local model; the hashing test embedder's cosines lift
+        # far less (tests/fixtures/policies/v3.json, v6.json lower T_low). Routing tests with the real
+        # model use the shipped policies.
         score_policies_dir=PROJECT_ROOT / "tests" / "fixtures" / "policies",
     )
 

@@ -40,6 +40,10 @@ text is given:
                         (untyped: sentence_coverage).
 score = sigmoid(bias + sum(weight * feature)), weights >= 0 (monotone), fitted leave-one-dataset-out
 on the development sets by bench/routing. The best document's score is best_overall_score.
+Policy v6 keeps v3's model for documents in the question's language and scores a cross-lingual one
+with a model of its own (the policy's "cross_lingual" block) over the evidence that means the same
+across languages, calibrated so that it reaches T_low exactly where its cosine_lift crosses the cut
+chosen on both cross-lingual directions (bench/routing/xlang_branch.py).
 
 Risk flags (each means what it says):
   low_coverage         close in meaning (cosine_lift >= lift_high) but most of the question's weight
@@ -296,6 +300,8 @@ def sentence_features(evidence: SentenceEvidence | None) -> dict[str, float]:
 
 
 def document_score(values: Mapping[str, float], policy: AnswerabilityPolicy) -> float:
-    """sigmoid(bias + sum(weight * feature)) over the policy's features."""
-    z = policy.bias + sum(w * values[name] for name, w in policy.weights.items())
+    """sigmoid(bias + sum(weight * feature)) over the policy's features; a cross-lingual document
+    under a policy with a cross-lingual branch (v6) is scored by the branch's model instead."""
+    bias, weights = policy.model_for(values.get("cross_lingual", 0.0) == 1.0)
+    z = bias + sum(w * values[name] for name, w in weights.items())
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0

@@ -50,6 +50,38 @@ class AnswerabilityFlagRule:
 
 
 @dataclass(frozen=True)
+class BranchModel:
+    """A second logistic model for the documents one branch of a policy scores (v6: the cross-lingual
+    ones, whose language differs from the question's). Its own bias and monotone weights over the
+    policy's features, read against the policy's thresholds: a document of the branch is answered
+    from when sigmoid(bias + sum(weight * feature)) >= T_low."""
+
+    bias: float
+    weights: dict[str, float] = field(hash=False)
+
+    def problems(self, where: str) -> list[str]:
+        out = []
+        if not self.weights:
+            out.append(f"{where}: weights must name at least one feature")
+        unknown = set(self.weights) - set(FEATURES)
+        if unknown:
+            out.append(f"{where}: unknown features {sorted(unknown)}; known: {', '.join(FEATURES)}")
+        negative = [k for k, w in self.weights.items() if not (math.isfinite(w) and w >= 0)]
+        if negative:
+            out.append(f"{where}: weights must be finite and >= 0 (monotone score): {sorted(negative)}")
+        if not math.isfinite(self.bias):
+            out.append(f"{where}: bias must be a finite number")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bias": self.bias, "weights": dict(self.weights)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BranchModel:
+        return cls(bias=float(data["bias"]), weights={str(k): float(v) for k, v in data["weights"].items()})
+
+
+@dataclass(frozen=True)
 class AnswerabilityPolicy:
     """score = sigmoid(bias + sum(weight_f * feature_f)) per candidate document; the best one is the query's.
 
@@ -73,6 +105,8 @@ class AnswerabilityPolicy:
     derived_from: str | None = None
     calibration: dict[str, Any] | None = field(default=None, hash=False)
     embedding_model: str | None = None  # the model_id whose cosines it was fitted on; None: unknown
+    # v6 on: the model of cross-lingual documents (None: the main model scores every document).
+    cross_lingual: BranchModel | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -87,6 +121,8 @@ class AnswerabilityPolicy:
             problems.append(f"weights must be finite and >= 0 (monotone score): {sorted(negative)}")
         if not math.isfinite(self.bias):
             problems.append("bias must be a finite number")
+        if self.cross_lingual is not None:
+            problems += self.cross_lingual.problems("cross_lingual")
         for name in ("t_low", "t_high", "r_hitl"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} ({getattr(self, name)}) must be between 0 and 1")
@@ -105,7 +141,21 @@ class AnswerabilityPolicy:
     def thresholds(self) -> dict[str, float]:
         return {"T_low": self.t_low, "T_high": self.t_high, "R_hitl": self.r_hitl}
 
+    def model_for(self, cross_lingual: bool) -> tuple[float, dict[str, float]]:
+        """The bias and weights that score a document: the cross-lingual branch's for a cross-lingual
+        document when the policy has one, else the main model's."""
+        if cross_lingual and self.cross_lingual is not None:
+            return self.cross_lingual.bias, self.cross_lingual.weights
+        return self.bias, self.weights
+
+    @property
+    def all_weights(self) -> dict[str, float]:
+        """Every feature either model weighs (what the score must compute)."""
+        branch = self.cross_lingual.weights if self.cross_lingual is not None else {}
+        return {**branch, **self.weights}
+
     def to_json(self) -> dict[str, Any]:
+        branch = {"cross_lingual": self.cross_lingual.to_json()} if self.cross_lingual is not None else {}
         return {
             "version": self.version,
             "formula": FORMULA,
@@ -113,6 +163,7 @@ class AnswerabilityPolicy:
             "calibrated_on": self.calibrated_on,
             "derived_from": self.derived_from,
             "model": {"bias": self.bias, "weights": dict(self.weights)},
+            **branch,
             "thresholds": self.thresholds,
             "depth": self.depth,
             "leg_depth": self.leg_depth,
@@ -139,6 +190,9 @@ class AnswerabilityPolicy:
                 derived_from=data.get("derived_from"),
                 calibration=data.get("calibration"),
                 embedding_model=data.get("embedding_model"),
+                cross_lingual=BranchModel.from_json(data["cross_lingual"])
+                if data.get("cross_lingual")
+                else None,
             )
         except KeyError as exc:
             raise PolicyError(f"policy is missing the key {exc.args[0]!r}") from exc

@@ -100,7 +100,7 @@ def answerability_confidence(
     The sentence-level features are read only when the policy weighs them (and `question` is given)."""
     scored = scored_candidates(candidates, policy.depth, policy.leg_depth, fusion)
     background = background_cosine(scored)
-    sentence_level = question is not None and any(f in policy.weights for f in SENTENCE_FEATURES)
+    sentence_level = question is not None and any(f in policy.all_weights for f in SENTENCE_FEATURES)
     parents = []
     for doc in document_evidence(scored, terms, term_idfs, question if sentence_level else None):
         values = features(doc, background)
