@@ -330,3 +330,22 @@ def test_a_background_upload_goes_into_the_collection_and_a_viewer_is_refused_at
     assert "火星车" not in titles(post(team.d, "/search", question))  # D never does
     listed = team.a.get("/documents", params={"collection_id": team.collection}).json()["items"]
     assert "火星车" in {d["title"] for d in listed}
+
+
+def test_mine_lists_the_callers_own_documents_outside_collections(team):
+    """The page's "my documents": neither the shared corpus nor a collection's documents, however
+    recently they changed; mine with a collection is a 422."""
+    shared = {"external_id": "shared", "title": "共享手册", "content": "共享的内容。"}
+    post(team.service, "/documents", shared)
+    note = {"external_id": "mine", "title": "我的笔记", "content": "我自己的笔记。"}
+    own = post(team.a, "/documents", note)
+    listed = team.a.get("/documents", params={"mine": "true"}).json()
+    assert [d["title"] for d in listed["items"]] == ["我的笔记"]
+    assert listed["items"][0]["id"] == own["documents"][0]["document_id"]
+    assert listed["total"] == 1
+    assert team.b.get("/documents", params={"mine": "true"}).json()["total"] == 0
+    everything = {d["title"] for d in team.a.get("/documents").json()["items"]}
+    assert {"共享手册", "我的笔记", PLAN["title"]} <= everything
+    both = team.a.get("/documents", params={"mine": "true", "collection_id": team.collection})
+    assert both.status_code == 422, both.text
+    assert "mine" in both.json()["detail"]

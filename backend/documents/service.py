@@ -14,7 +14,7 @@ from backend.auth.identity import Identity
 from backend.collections import service as collections
 from backend.db.database import Database
 from backend.db.repositories import documents as repo
-from backend.errors import Forbidden, NotFound
+from backend.errors import Forbidden, InvalidInput, NotFound
 from backend.ingest.provenance import TextWindow, text_window
 
 
@@ -25,7 +25,10 @@ def list_documents(
     limit: int,
     offset: int,
     collection_id: uuid.UUID | None = None,
+    mine: bool = False,
 ) -> tuple[list[dict[str, Any]], int]:
+    if mine and collection_id is not None:
+        raise InvalidInput("mine lists the documents outside any collection: give mine or collection_id")
     with db.as_user(identity, read_only=True) as conn:
         if collection_id is not None:
             collections.require_role(conn, identity, collection_id, "viewer")
@@ -36,6 +39,7 @@ def list_documents(
             limit=limit,
             offset=offset,
             collection_id=collection_id,
+            mine=mine,
         )
 
 

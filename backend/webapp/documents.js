@@ -99,10 +99,8 @@ export class DocumentsDialog {
 
   async refresh() {
     const id = this.target.value;
-    const query = id ? `collection_id=${encodeURIComponent(id)}&limit=200` : "limit=200";
-    const page = await this.api.json(`/documents?${query}`);
-    // Without a collection the API lists all one reads (the shared corpus too): keep one's own.
-    const docs = id ? page.items : page.items.filter((d) => d.owner_id && !d.collection_id);
+    const query = id ? `collection_id=${encodeURIComponent(id)}` : "mine=true"; // one's own, not the shared corpus
+    const docs = (await this.api.json(`/documents?${query}&limit=200`)).items;
     clear(this.list);
     if (!docs.length) this.list.append(h("li", { class: "muted" }, t("noDocuments")));
     for (const d of docs) this.list.append(this.#documentRow(d));

@@ -181,9 +181,13 @@ def list_documents(
     collection_id: Annotated[
         uuid.UUID | None, Query(description="only this team collection's documents")
     ] = None,
+    mine: Annotated[
+        bool,
+        Query(description="only the caller's own documents outside any collection (not the shared corpus)"),
+    ] = False,
 ) -> DocumentPage:
     items, total = documents_service.list_documents(
-        services.db, identity=user, limit=limit, offset=offset, collection_id=collection_id
+        services.db, identity=user, limit=limit, offset=offset, collection_id=collection_id, mine=mine
     )
     return DocumentPage(items=[DocumentOut(**i) for i in items], total=total, limit=limit, offset=offset)
 

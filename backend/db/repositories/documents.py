@@ -257,17 +257,23 @@ def list_documents(
     limit: int,
     offset: int,
     collection_id: uuid.UUID | None = None,
+    mine: bool = False,
 ) -> tuple[list[dict[str, Any]], int]:
-    """A page of the documents the viewer may read (of one collection, when given), newest first,
-    and their total count."""
+    """A page of the documents the viewer may read (of one collection, when given; only the viewer's
+    own outside any collection with `mine`: the service path's own are the shared corpus), newest
+    first, and their total count."""
     params = {
         "viewer": viewer,
         "all_rows": all_rows,
         "limit": limit,
         "offset": offset,
         "collection": collection_id,
+        "mine": mine,
     }
-    readable = f"{_READABLE} and (%(collection)s::uuid is null or d.collection_id = %(collection)s)"
+    readable = (
+        f"{_READABLE} and (%(collection)s::uuid is null or d.collection_id = %(collection)s)"
+        " and (not %(mine)s or (d.owner_id is not distinct from %(viewer)s and d.collection_id is null))"
+    )
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             f"""
