@@ -76,22 +76,25 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
 
 
+def provider_settings(settings: Settings, fake: FakeOpenAI) -> dict[str, Any]:
+    """The test settings with both providers pointed at the fake OpenAI-compatible server."""
+    return {
+        **settings.model_dump(),
+        "llm_provider": "openai_compatible",
+        "embedding_provider": "openai_compatible",
+        "openai_base_url": fake.url,
+        "openai_api_key": fake.api_key,
+        "openai_model": fake.model,
+        "openai_embedding_model": fake.embedding_model,
+    }
+
+
 @pytest.fixture
 def make_client(database_url, db, settings, fake) -> Iterator[Callable[..., TestClient]]:
     clients: list[tuple[TestClient, Any]] = []
 
     def make(**overrides: Any) -> TestClient:
-        values = {
-            **settings.model_dump(),
-            "llm_provider": "openai_compatible",
-            "embedding_provider": "openai_compatible",
-            "openai_base_url": fake.url,
-            "openai_api_key": fake.api_key,
-            "openai_model": fake.model,
-            "openai_embedding_model": fake.embedding_model,
-            "llm_max_retries": 0,
-            **overrides,
-        }
+        values = {**provider_settings(settings, fake), "llm_max_retries": 0, **overrides}
         services = build_services(Settings.model_validate(values), database_url=database_url, migrate=False)
         client = TestClient(create_app(services=services))
         client.__enter__()
@@ -290,15 +293,7 @@ def test_a_rate_limited_model_is_a_502_that_says_so(make_client, fake):
 
 
 def test_closing_the_services_closes_the_model_and_embedding_connections(database_url, settings, fake):
-    values = {
-        **settings.model_dump(),
-        "llm_provider": "openai_compatible",
-        "embedding_provider": "openai_compatible",
-        "openai_base_url": fake.url,
-        "openai_api_key": fake.api_key,
-        "openai_model": fake.model,
-        "openai_embedding_model": fake.embedding_model,
-    }
+    values = provider_settings(settings, fake)
     services = build_services(Settings.model_validate(values), database_url=database_url, migrate=False)
     services.embedder.embed_query("考拉")  # a connection is open to the server
     services.close()

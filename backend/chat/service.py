@@ -38,7 +38,7 @@ from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
-from backend.llm import LLM, Turn, load_prompt
+from backend.llm import LLM, Turn, load_prompt_for
 from backend.llm.base import Sampling, ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
 from backend.search.observe import observe_answer
@@ -46,7 +46,6 @@ from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchResult
 from backend.search.web import WebChoice
 from backend.telemetry import Metrics
-from backend.text import detect_lang
 from backend.web import WebSearch
 
 RELATED_DOCUMENTS = 3  # a "not in the documents" reply lists this many closest documents, uncited
@@ -245,8 +244,8 @@ class ChatService:
         if not evidence.chunks:
             if evidence.web is not None and evidence.web.local_timeout:
                 # The documents were never searched: "not in the documents" would be a guess.
-                return FixedReply(_reply_in_language("local_timeout", message), "not_found")
-            return FixedReply(_reply_in_language("not_found", message), "not_found")
+                return FixedReply(load_prompt_for("local_timeout", message).render().strip(), "not_found")
+            return FixedReply(load_prompt_for("not_found", message).render().strip(), "not_found")
         return None
 
     # --- answer ----------------------------------------------------------------------------------
@@ -362,16 +361,9 @@ def _extra(rest: list[ScoredChunk], context: BuiltContext) -> list[ScoredChunk]:
 def _clarification(message: str, evidence: Evidence) -> str:
     """Seed: need_hitl -> ask which of the top candidate documents the user means."""
     titles = [p["title"] or p["parent_id"] for p in evidence.confidence.get("top_parents", [])[:3]]
-    name = "clarify_zh" if detect_lang(message) == "zh" else "clarify_en"
-    joiner = "、" if name == "clarify_zh" else ", "
-    return load_prompt(name).render(
-        candidates=joiner.join(f"《{t}》" if joiner == "、" else t for t in titles)
-    )
-
-
-def _reply_in_language(name: str, message: str) -> str:
-    """The fixed reply `name` (prompts/<name>_zh.md or _en.md) in the message's language."""
-    return load_prompt(f"{name}_{'zh' if detect_lang(message) == 'zh' else 'en'}").render().strip()
+    prompt = load_prompt_for("clarify", message)
+    joiner = "、" if prompt.name == "clarify_zh" else ", "
+    return prompt.render(candidates=joiner.join(f"《{t}》" if joiner == "、" else t for t in titles))
 
 
 def _related(search: SearchResult) -> list[ScoredChunk]:

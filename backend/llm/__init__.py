@@ -5,7 +5,14 @@ from backend.llm.extractive import ExtractiveLLM
 from backend.llm.factory import create_llm
 from backend.llm.gemini import GeminiLLM
 from backend.llm.openai_compatible import OpenAICompatibleLLM
-from backend.llm.prompts import Prompt, PromptError, format_history, format_sources, load_prompt
+from backend.llm.prompts import (
+    Prompt,
+    PromptError,
+    format_history,
+    format_sources,
+    load_prompt,
+    load_prompt_for,
+)
 
 __all__ = [
     "LLM",
@@ -20,4 +27,5 @@ __all__ = [
     "format_history",
     "format_sources",
     "load_prompt",
+    "load_prompt_for",
 ]

@@ -17,6 +17,7 @@ from functools import cache, cached_property
 from importlib import resources
 
 from backend.llm.base import SourceText, Turn
+from backend.text import detect_lang
 
 UNTRUSTED_TAGS = ("source", "evidence", "conversation", "document_values")
 # "<" (or a look-alike) opening or closing one of the tags (or a plural), in any case and spacing.
@@ -66,6 +67,11 @@ def load_prompt(name: str) -> Prompt:
     if not path.is_file():
         raise PromptError(f"no prompt file prompts/{name}.md")
     return Prompt(name=name, text=path.read_text(encoding="utf-8").strip())
+
+
+def load_prompt_for(name: str, text: str) -> Prompt:
+    """The prompt `name` in the language of `text`: prompts/{name}_zh.md for Chinese, else {name}_en.md."""
+    return load_prompt(f"{name}_{'zh' if detect_lang(text) == 'zh' else 'en'}")
 
 
 def neutralise(material: str) -> str:

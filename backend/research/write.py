@@ -15,7 +15,7 @@ from typing import Any
 
 from backend.chat.context import BuiltContext, ContextBuilder
 from backend.config import Settings
-from backend.llm import SourceText, load_prompt
+from backend.llm import SourceText, load_prompt_for
 from backend.llm.token_count import EstimateCounter
 from backend.research.model import ModelOutcome
 from backend.research.pool import PoolRanker, select_for_writing
@@ -23,7 +23,6 @@ from backend.research.sections import RunContext, SectionState, search
 from backend.research.types import EvidenceItem
 from backend.search.types import ScoredChunk
 from backend.telemetry import Metrics
-from backend.text import detect_lang
 from backend.text.hygiene import drop_unstorable
 
 MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
@@ -129,8 +128,7 @@ def keep_supported(text: str, allowed: set[int]) -> tuple[str, list[int], int]:
 
 
 def not_found_text(question: str) -> str:
-    name = "not_found_zh" if detect_lang(question) == "zh" else "not_found_en"
-    return load_prompt(name).render().strip()
+    return load_prompt_for("not_found", question).render().strip()
 
 
 def _fallback_reason(outcome: ModelOutcome, generator: str, ctx: RunContext) -> str | None:

@@ -4,7 +4,7 @@
 // page only hides what the caller's role cannot do, and shows the server's message when it refuses.
 
 import { followJob, submitUpload } from "./documents.js";
-import { clear, h } from "./dom.js";
+import { attempt, clear, h } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
 import { state, ui } from "./view.js";
 
@@ -63,13 +63,8 @@ export class CollectionsDialog {
     });
   }
 
-  async #attempt(action) {
-    this.error.textContent = "";
-    try {
-      await action();
-    } catch (error) {
-      this.error.textContent = error.detail || String(error);
-    }
+  #attempt(action) {
+    return attempt(this.error, action);
   }
 
   async open() {

@@ -3,7 +3,7 @@
 // the chosen place's documents, with re-ingest (a new version of a document's file) and delete.
 // Uploads are background jobs (POST /documents/upload?background=true, then GET its events_url).
 
-import { clear, h } from "./dom.js";
+import { attempt, clear, h } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
 import { announce, state } from "./view.js";
 
@@ -74,13 +74,8 @@ export class DocumentsDialog {
     });
   }
 
-  async #attempt(action) {
-    this.error.textContent = "";
-    try {
-      await action();
-    } catch (error) {
-      this.error.textContent = error.detail || String(error);
-    }
+  #attempt(action) {
+    return attempt(this.error, action);
   }
 
   async open() {

@@ -42,3 +42,13 @@ export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;
 }
+
+/** Run `action`; a failure shows its message (the API's detail) in `errorElement`, cleared first. */
+export async function attempt(errorElement, action) {
+  errorElement.textContent = "";
+  try {
+    await action();
+  } catch (error) {
+    errorElement.textContent = error.detail || String(error);
+  }
+}
