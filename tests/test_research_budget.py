@@ -65,7 +65,9 @@ def test_max_loops_ends_a_section_the_model_never_finds_sufficient(run):
     ] * 2
     assert all(len(s["sufficiency"]) == 3 for s in sections)  # after round 0, 1 and 2
     assert body["partial"] is False  # no budget ran out: the sections say they are insufficient
-    assert body["diagnostics"]["budget"]["used"]["model_calls"] == 1 + 2 * 3 + 2
+    # plan, three verdicts per section, one global verify over the chain (it sends no gap), writing
+    assert body["diagnostics"]["budget"]["used"]["model_calls"] == 1 + 2 * 3 + 1 + 2
+    assert [v["method"] for v in body["diagnostics"]["chain"]["verify"]] == ["llm"]
     assert body["generator"] == "scripted"
 
 

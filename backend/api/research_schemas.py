@@ -37,7 +37,8 @@ class ResearchIn(BaseModel):
     stream: bool = Field(
         default=False,
         description="true: Server-Sent Events plan, section_started, search, evidence, sufficiency, "
-        "section_done (per section), writing, then done (or error)",
+        "reflection, entity_check, candidate, section_done (per section), verify (pruned, plan_gaps "
+        "when the global verify sends gaps back), writing, then done (or error)",
     )
     preset: Literal["lite", "comprehensive"] | None = Field(
         default=None, description="budgets and evidence per step; default RESEARCH_DEFAULT_PRESET"
@@ -89,7 +90,15 @@ class ResearchOut(BaseModel):
     conversation_id: uuid.UUID
     message_id: uuid.UUID
     question: str
-    report: str = Field(description="Markdown: a section per sub-question, then the sources; cites [n]")
+    report: str = Field(
+        description="Markdown: the short answer first (a single-fact question), a section per sub-question "
+        "(one not yet supported by the evidence marked as a hypothesis), the chain's unsupported claims, "
+        "then the sources; cites [n]"
+    )
+    short_answer: str | None = Field(
+        description="a question that asks one thing (a name, a date, a number, yes/no): its normalised "
+        "answer, as the report's first line; None otherwise (diagnostics.answer says why)"
+    )
     sections: list[ResearchSectionOut]
     sources: list[ResearchSourceOut] = Field(description="the bibliography, numbered by first citation")
     partial: bool = Field(description="a budget ran out: written from the evidence found until then")

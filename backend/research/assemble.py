@@ -16,6 +16,20 @@ from backend.research.types import EvidenceItem
 from backend.research.write import MARKER, SectionDraft
 from backend.text import detect_lang
 
+_LABELS = {
+    "zh": {
+        "answer": "**答案：** {}",
+        "unsupported": "> 推测：以下内容尚未得到证据的充分支持。",
+        "hypotheses": "## 待验证的假设",
+        "candidate": "（候选，尚未核实）",
+    },
+    "en": {
+        "answer": "**Answer:** {}",
+        "unsupported": "> Hypothesis: what follows is not yet fully supported by the evidence.",
+        "hypotheses": "## Hypotheses (not yet supported)",
+        "candidate": " (candidate, not yet checked)",
+    },
+}
 _REASONS = {
     "zh": {
         "deadline": "时间上限",
@@ -39,8 +53,18 @@ class Report:
     sources: list[dict[str, Any]]
 
 
-def assemble(question: str, drafts: Sequence[SectionDraft], partial_reasons: Sequence[str]) -> Report:
-    """Renumber, collect the cited sources in order of first citation, and lay out the Markdown."""
+def assemble(
+    question: str,
+    drafts: Sequence[SectionDraft],
+    partial_reasons: Sequence[str],
+    *,
+    answer: str | None = None,
+    unsupported: frozenset[int] = frozenset(),
+    hypotheses: Sequence[dict[str, Any]] = (),
+) -> Report:
+    """Renumber, collect the cited sources in order of first citation, and lay out the Markdown: the
+    short answer first (a single-fact question), sections not yet supported marked as hypotheses,
+    the chain's unsupported claims listed."""
     numbers: dict[int, int] = {}  # evidence id -> report number
     items: dict[int, EvidenceItem] = {}
     used_in: dict[int, list[int]] = {}
@@ -58,6 +82,7 @@ def assemble(question: str, drafts: Sequence[SectionDraft], partial_reasons: Seq
                 "question": draft.question,
                 "content": content,
                 "source_numbers": sorted({numbers[e] for e in draft.cited}),
+                "supported": draft.index not in unsupported,
             }
         )
     sources = [
@@ -65,7 +90,10 @@ def assemble(question: str, drafts: Sequence[SectionDraft], partial_reasons: Seq
         for evidence_id, n in sorted(numbers.items(), key=lambda kv: kv[1])
     ]
     lang = "zh" if detect_lang(question) == "zh" else "en"
-    return Report(_markdown(question, sections, sources, partial_reasons, lang), sections, sources)
+    markdown = _markdown(question, sections, sources, partial_reasons, lang, answer, hypotheses)
+    for section in sections:
+        del section["supported"]  # the markdown's mark; the sections' shape is the API's
+    return Report(markdown, sections, sources)
 
 
 def renumber(text: str, numbers: dict[int, int]) -> str:
@@ -91,8 +119,13 @@ def _markdown(
     sources: list[dict[str, Any]],
     partial_reasons: Sequence[str],
     lang: str,
+    answer: str | None,
+    hypotheses: Sequence[dict[str, Any]],
 ) -> str:
+    labels = _LABELS[lang]
     lines = [f"# {question.strip()}", ""]
+    if answer:
+        lines += [labels["answer"].format(answer), ""]
     if partial_reasons:
         names = [_REASONS[lang].get(r, r) for r in partial_reasons]
         note = (
@@ -103,7 +136,14 @@ def _markdown(
         )
         lines += [note, ""]
     for section in sections:
-        lines += [f"## {section['title']}", "", section["content"], ""]
+        lines += [f"## {section['title']}", ""]
+        lines += [] if section["supported"] else [labels["unsupported"], ""]
+        lines += [section["content"], ""]
+    if hypotheses:
+        lines += [labels["hypotheses"], ""]
+        for h in hypotheses:
+            lines.append(f"- {h['claim']}{labels['candidate'] if h['origin'] == 'candidate' else ''}")
+        lines.append("")
     if sources:
         lines += ["## 参考来源" if lang == "zh" else "## Sources", ""]
         for source in sources:

@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.chat.diagnostics import PoolFusionOut, RewriteDiagnostics
+from backend.research.checks import candidate_rows
+from backend.research.records import EvidenceRecord, heuristic_records
 from backend.research.sections import SectionState
 from backend.research.write import SectionDraft
 from backend.search.diagnostics import SearchScope
@@ -58,10 +60,66 @@ class SectionWriteOut(_Diag):
     )
 
 
+class EvidenceRecordOut(_Diag):
+    id: int = Field(description="the run-wide evidence id")
+    statement: str = Field(description="the claim the passage supports, condensed")
+    source: str
+    url: str | None
+    source_kind: Literal["document", "encyclopedia", "web"]
+    reliability: Literal["high", "medium", "low"] = Field(
+        description="heuristic: by source kind (documents, encyclopedia: high; web by domain class), one "
+        "step up when another source agrees; llm: the reflection's rating"
+    )
+    agreement: int = Field(description="other sources (another document or site) stating the same")
+    anchor_hits: int = Field(description="anchors of the sub-question the passage names")
+    strong_hit: bool = Field(description="a multi-anchor hit: several anchors in one passage")
+    method: Literal["heuristic", "llm"]
+
+
+class ReflectionOut(_Diag):
+    round: int
+    method: Literal["llm", "heuristic"] = Field(
+        description="llm: asked with the sufficiency verdict; heuristic: no model, or its reflection failed"
+    )
+    established: list[str]
+    missing: str
+    entities: list[str] = Field(description="entities worth an encyclopedia check")
+    candidates: list[str] = Field(description="a candidate set found in the evidence, checked one by one")
+    hypotheses: list[str] = Field(description="claims not yet supported by the evidence")
+    anchors: list[str]
+    strong_hits: list[int] = Field(description="evidence ids of multi-anchor hits")
+    records: list[EvidenceRecordOut]
+
+
+class EntityCheckOut(_Diag):
+    entity: str
+    round: int
+    status: Literal["checked", "not found", "failed", "skipped"]
+    reason: str | None = Field(description="why skipped (no encyclopedia provider, budget) or failed")
+    results: int
+    new: int
+    ms: float | None = None
+
+
+class CandidateOut(_Diag):
+    name: str
+    status: Literal["pending", "verified", "excluded"] = Field(
+        description="verified: a passage names it with the anchors; excluded: its search found none (the "
+        "direction is pruned); pending: never searched"
+    )
+    query: str = Field(description="the multi-anchor query that checks it")
+    evidence: list[int]
+    reason: str | None
+
+
 class SectionDiagnostics(_Diag):
     index: int
     title: str
     question: str
+    priority: Literal["high", "medium", "low"]
+    loop: int = Field(description="0: the first plan; n: a gap the n-th global verify sent back")
+    status: Literal["pending", "done", "pruned"]
+    status_reason: str | None = Field(description="why the global verify pruned it")
     rounds: int = Field(description="gap-search rounds run")
     stop_reason: str | None = Field(
         description="sufficient, max_loops, no new queries, or budget: <name> (the report is then partial)"
@@ -70,6 +128,12 @@ class SectionDiagnostics(_Diag):
     pool: dict[str, int] = Field(description="the section's evidence by pool_source")
     searches: list[ResearchSearchOut]
     sufficiency: list[SufficiencyOut]
+    reflections: list[ReflectionOut]
+    entity_checks: list[EntityCheckOut]
+    candidates: list[CandidateOut]
+    evidence_records: list[EvidenceRecordOut] = Field(
+        description="a record per evidence item the section cites (accepted into the report)"
+    )
     write: SectionWriteOut
 
 
@@ -88,6 +152,39 @@ class ResearchWebOut(_Diag):
     passages: int = Field(description="web passages the run's searches added to section pools")
 
 
+class ChainVerifyOut(_Diag):
+    loop: int
+    sufficient: bool
+    method: Literal["llm", "heuristic", "sections"] = Field(
+        description="llm: the model judged the chain; heuristic: no model or it failed (prunes what found "
+        "nothing relevant, sends no gap); sections: every sub-question was sufficient"
+    )
+    gaps: list[str] = Field(description="sub-questions sent back to the planner")
+    pruned: list[dict[str, Any]] = Field(description="{index, question, reason} of sections given up")
+    hypotheses: list[str]
+    skipped_gaps: list[dict[str, str]] = Field(description="gaps not planned: pruned before, or researched")
+    model_failure: str | None
+
+
+class ChainOut(_Diag):
+    loops: int = Field(description="research passes after the first (at most MAX_LOOPS)")
+    verify: list[ChainVerifyOut]
+    pruned: list[dict[str, str]] = Field(
+        description="every direction pruned ({direction, reason}): sections, excluded candidates"
+    )
+    hypotheses: list[dict[str, Any]] = Field(
+        description="claims not yet supported ({claim, section, origin})"
+    )
+
+
+class AnswerOut(_Diag):
+    text: str | None = Field(description="the normalised short answer (None: none given)")
+    kind: Literal["who", "when", "number", "yesno", "entity"] | None
+    method: Literal["llm", "heuristic", "skipped"]
+    reason: str | None
+    model_failure: str | None
+
+
 class ResearchDiagnostics(_Diag):
     preset: Literal["lite", "comprehensive"]
     scope: SearchScope = Field(
@@ -103,6 +200,8 @@ class ResearchDiagnostics(_Diag):
     )
     web: ResearchWebOut
     sections: list[SectionDiagnostics]
+    chain: ChainOut
+    answer: AnswerOut
     budget: ResearchBudgetOut
     timings: dict[str, float] = Field(description="plan_ms, research_ms, write_ms, total_ms")
     llm: str | None = Field(description="the model that planned, judged or wrote, if one did")
@@ -114,12 +213,20 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
         index=state.index,
         title=state.plan.title,
         question=state.plan.question,
+        priority=state.plan.priority,
+        loop=state.plan.loop,
+        status=state.status,
+        status_reason=state.status_reason,
         rounds=state.rounds,
         stop_reason=state.stop_reason,
         sufficient=state.sufficient,
         pool=state.pool.counts(),
         searches=[ResearchSearchOut(**_search_fields(q)) for q in state.queries if q],  # {}: cut short
         sufficiency=[SufficiencyOut(**v.as_event()) for v in state.verdicts],
+        reflections=[ReflectionOut(**r.as_event()) for r in state.reflections],
+        entity_checks=[EntityCheckOut(**c) for c in state.entity_checks],
+        candidates=[CandidateOut(**c) for c in candidate_rows(state)],
+        evidence_records=[EvidenceRecordOut(**r.as_dict()) for r in cited_records(state, draft)],
         write=SectionWriteOut(
             evidence=len(draft.evidence),
             cited=len(draft.cited),
@@ -134,3 +241,14 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
 
 def _search_fields(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k in ResearchSearchOut.model_fields}
+
+
+def cited_records(state: SectionState, draft: SectionDraft) -> list[EvidenceRecord]:
+    """A record per cited item: the last reflection's (the model's rating when it gave one), else the
+    heuristic's against the section's anchors."""
+    reflection = state.reflection
+    known = {r.id: r for r in reflection.records} if reflection is not None else {}
+    anchors = reflection.anchors if reflection is not None else []
+    missing = [draft.evidence[i] for i in draft.cited if i not in known]
+    fresh = {r.id: r for r in heuristic_records(missing, anchors)}
+    return [known.get(i) or fresh[i] for i in draft.cited]

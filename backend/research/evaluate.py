@@ -21,6 +21,7 @@ from backend.llm.parsing import clean_line
 from backend.llm.prompts import neutralise
 from backend.research.model import ResearchModel
 from backend.research.presets import Preset
+from backend.research.reflect import ModelReflection, model_reflection
 from backend.search.types import ScoredChunk, SearchResult
 
 _EVIDENCE_CHARS = 300
@@ -34,6 +35,23 @@ SUFFICIENCY_SCHEMA: dict[str, Any] = {
         "sufficient": {"type": "boolean"},
         "missing": {"type": "string"},
         "gap_queries": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+        # The reflection (reflect.py), asked in the same call: one model call per round, not two.
+        "established": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        "entities": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "candidates": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        "hypotheses": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        "evidence": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "statement": {"type": "string"},
+                    "reliability": {"type": "string", "enum": ["high", "medium", "low"]},
+                },
+                "required": ["id", "statement", "reliability"],
+            },
+        },
     },
     "required": ["sufficient", "gap_queries"],
 }
@@ -42,20 +60,41 @@ VerdictMethod = Literal["llm", "heuristic", "none"]
 
 
 class QueryLedger:
-    """Every query the run has searched (normalised), shared by its sections: nothing is asked twice."""
+    """Every query the run has searched (normalised), shared by its sections: nothing is asked twice;
+    and every direction the run pruned, with why: never searched or planned again."""
 
     def __init__(self) -> None:
         self._queries: dict[str, str] = {}
+        self._pruned: dict[str, tuple[str, str]] = {}  # key -> (the direction, why it was pruned)
         self._lock = threading.Lock()
 
     def claim(self, query: str) -> bool:
-        """Record `query`; False when it (or the same text with other spacing or case) was asked."""
+        """Record `query`; False when it (or the same text with other spacing or case) was asked or
+        its direction was pruned."""
         key = normalise_query(query)
         with self._lock:
-            if not key or key in self._queries:
+            if not key or key in self._queries or key in self._pruned:
                 return False
             self._queries[key] = query
             return True
+
+    def prune(self, direction: str, reason: str) -> None:
+        key = normalise_query(direction)
+        with self._lock:
+            if key:
+                self._pruned.setdefault(key, (direction, reason))
+
+    def is_pruned(self, direction: str) -> bool:
+        with self._lock:
+            return normalise_query(direction) in self._pruned
+
+    def was_asked(self, query: str) -> bool:
+        with self._lock:
+            return normalise_query(query) in self._queries
+
+    def pruned(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self._pruned.values())
 
     def asked(self) -> list[str]:
         with self._lock:
@@ -76,6 +115,7 @@ class Verdict:
     gap_queries: list[str] = field(default_factory=list)
     missing: str = ""
     model_failure: str | None = None  # the model was asked and gave nothing usable
+    reflection: ModelReflection | None = None  # the model's reflection fields (None: heuristic)
 
     def as_event(self) -> dict[str, Any]:
         return {
@@ -110,6 +150,7 @@ async def judge(
     ranked: Sequence[ScoredChunk],
     searches: Sequence[SearchResult],
     *,
+    ids: Sequence[int] | None = None,
     model: ResearchModel,
     ledger: QueryLedger,
     preset: Preset,
@@ -124,7 +165,7 @@ async def judge(
             original_question=original_question,
             confidence_level=level,
             completed_queries="\n".join(f"- {q}" for q in ledger.asked()) or "(none)",
-            evidence=_summary(ranked[: preset.eval_top_k]),
+            evidence=_summary(ranked[: preset.eval_top_k], ids),
             max_queries=preset.gap_queries_per_round,
         )
         value, outcome = await model.complete_json("research", "", prompt, SUFFICIENCY_SCHEMA)
@@ -175,16 +216,20 @@ def _from_json(value: dict[str, Any], level: str, score: float | None, preset: P
     raw_missing = value.get("missing")
     missing = clean_line(raw_missing) if isinstance(raw_missing, str) else ""
     reason = None if raw else (missing or "the model found the evidence insufficient")
-    return Verdict(raw, "llm", reason, level, score, [] if raw else gaps, missing)
+    verdict = Verdict(raw, "llm", reason, level, score, [] if raw else gaps, missing)
+    verdict.reflection = model_reflection(value)
+    return verdict
 
 
 def _keyword_queries(question: str, ranked: Sequence[ScoredChunk], preset: Preset) -> list[str]:
     return keyword_gap_queries(question, list(ranked[: preset.write_k]), preset.gap_queries_per_round)
 
 
-def _summary(chunks: Sequence[ScoredChunk]) -> str:
+def _summary(chunks: Sequence[ScoredChunk], ids: Sequence[int] | None = None) -> str:
+    """The evidence as the prompt shows it, each passage under its evidence id (the model rates by id)."""
     lines = []
-    for k, chunk in enumerate(chunks, 1):
+    numbers = list(ids) if ids is not None else range(1, len(chunks) + 1)
+    for k, chunk in zip(numbers, chunks, strict=False):
         label = " > ".join(p for p in (chunk.title, chunk.heading) if p)
         text = " ".join(chunk.content.split())
         lines.append(f"[{k}] {label}: {text[:_EVIDENCE_CHARS]}")

@@ -1,5 +1,7 @@
-"""The research graph on plain asyncio: plan -> sections in parallel (search, evaluate, gap search) ->
-write each section from its own pool -> assemble.
+"""The research graph on plain asyncio: plan -> sections in parallel (search, reflect, entity check,
+gap and candidate searches) -> global verify over the chain (its gaps back to the planner, at most
+MAX_LOOPS times; dead directions pruned) -> write each section from its own pool -> the short answer
+-> assemble.
 
 Structured concurrency: every branch is a task of a TaskGroup, the research phase runs under
 asyncio.timeout until deadline x (1 - RESEARCH_WRITE_RESERVE), and cancelling the run (a client
@@ -13,13 +15,16 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from backend.research.answer import ShortAnswer, short_answer
 from backend.research.assemble import Report, assemble
+from backend.research.branch import research_section
 from backend.research.plan import make_plan
 from backend.research.pool import SectionPool
-from backend.research.sections import RunContext, SectionState, finish_section, research_section
-from backend.research.types import Plan
+from backend.research.sections import RunContext, SectionState, finish_section
+from backend.research.types import PRIORITIES, Plan
+from backend.research.verify import ChainVerdict, global_verify, hypotheses, plan_gaps
 from backend.research.write import SectionDraft, write_section
 
 T = TypeVar("T")
@@ -33,6 +38,9 @@ class ResearchOutcome:
     report: Report
     partial_reasons: list[str]
     timings: dict[str, float]
+    chain: list[ChainVerdict]
+    answer: ShortAnswer
+    hypotheses: list[dict[str, Any]]
 
 
 async def run_graph(ctx: RunContext) -> ResearchOutcome:
@@ -57,6 +65,7 @@ async def run_graph(ctx: RunContext) -> ResearchOutcome:
     planned = time.perf_counter()
 
     await _research(ctx, states)
+    chain = await _verify_loop(ctx, states)
     researched = time.perf_counter()
     if ctx.failures and not ctx.succeeded:
         raise ctx.failures[
@@ -72,21 +81,61 @@ async def run_graph(ctx: RunContext) -> ResearchOutcome:
     )
     slots = asyncio.Semaphore(ctx.settings.research_parallel_sections)
     drafts = await _gather(states, lambda s: _bounded(slots, write_section(ctx, s)))
+    answer = await short_answer(ctx, plan, states, drafts)
     written = time.perf_counter()
 
     reasons: list[str] = list(dict.fromkeys(ctx.budget.exhausted))
-    report = assemble(ctx.asked or ctx.question, drafts, reasons)
+    claims = hypotheses(states, chain)
+    report = assemble(
+        ctx.asked or ctx.question,
+        drafts,
+        reasons,
+        answer=answer.text,
+        # A section with evidence the checks found insufficient is written, and marked as a hypothesis.
+        unsupported=frozenset(s.index for s in states if s.verdicts and not s.sufficient and s.relevant),
+        hypotheses=claims,
+    )
     timings = {
         "plan_ms": _ms(started, planned),
         "research_ms": _ms(planned, researched),
         "write_ms": _ms(researched, written),
         "total_ms": _ms(started, time.perf_counter()),
     }
-    return ResearchOutcome(plan, states, drafts, report, reasons, timings)
+    return ResearchOutcome(plan, states, drafts, report, reasons, timings, chain, answer, claims)
+
+
+async def _verify_loop(ctx: RunContext, states: list[SectionState]) -> list[ChainVerdict]:
+    """Global verify after each research pass; its gaps (only those, never a pruned direction) become
+    new sections researched in the next pass, at most MAX_LOOPS passes, while the budget lasts."""
+    verdicts: list[ChainVerdict] = []
+    for loop in range(ctx.preset.max_loops + 1):
+        if ctx.budget.stopped:
+            break
+        verdict = await global_verify(ctx, states, loop)
+        verdicts.append(verdict)
+        last = loop == ctx.preset.max_loops
+        gaps = [] if verdict.sufficient or last else plan_gaps(ctx, verdict, states)
+        ctx.emit({"type": "verify", **verdict.as_event(), "new_sections": len(gaps)})
+        if not gaps or ctx.budget.stopped:
+            break
+        fresh = [SectionState(len(states) + i, p, SectionPool(ctx.ids)) for i, p in enumerate(gaps)]
+        ctx.budget.reserve_for_writing(len(states) + len(fresh))
+        ctx.emit(
+            {
+                "type": "plan_gaps",
+                "loop": loop + 1,
+                "sections": [{"index": s.index, **s.plan.as_dict()} for s in fresh],
+            }
+        )
+        states.extend(fresh)
+        await _research(ctx, fresh)
+    return verdicts
 
 
 async def _research(ctx: RunContext, states: list[SectionState]) -> None:
-    """Every section in parallel until done or research time runs out (then each stops where it is)."""
+    """Every section in parallel, the higher priorities first, until done or research time runs out
+    (then each stops where it is)."""
+    states = sorted(states, key=lambda s: PRIORITIES.index(s.plan.priority))  # stable: plan order
     slots = asyncio.Semaphore(ctx.settings.research_parallel_sections)
     try:
         async with asyncio.timeout(max(ctx.budget.research_remaining(), 0.0)):

@@ -13,6 +13,9 @@ from backend.chat.rewrite import Rewrite
 from backend.errors import DomainError
 from backend.research.budget import RunBudget
 from backend.research.diagnostics import (
+    AnswerOut,
+    ChainOut,
+    ChainVerifyOut,
     ResearchBudgetOut,
     ResearchDiagnostics,
     ResearchWebOut,
@@ -35,6 +38,7 @@ def response_body(
     model: ResearchModel,
     *,
     web_enabled: bool,
+    pruned: list[tuple[str, str]],
 ) -> dict[str, Any]:
     """What POST /research answers (conversation and message ids are added once stored)."""
     drafts = {d.index: d for d in outcome.drafts}
@@ -44,6 +48,8 @@ def response_body(
         outcome.plan.method == "llm"
         or any(v.method == "llm" for s in outcome.sections for v in s.verdicts)
         or model.llm.generator in generators
+        or any(v.method == "llm" for v in outcome.chain)
+        or outcome.answer.method == "llm"
     )
     diagnostics = ResearchDiagnostics(
         preset=run.preset.name,
@@ -60,6 +66,13 @@ def response_body(
             passages=sum(int(q.get("web_results", 0)) for s in outcome.sections for q in s.queries),
         ),
         sections=[section_diagnostics(s, drafts[s.index]) for s in outcome.sections],
+        chain=ChainOut(
+            loops=max((s.plan.loop for s in outcome.sections), default=0),
+            verify=[ChainVerifyOut(**v.as_event()) for v in outcome.chain],
+            pruned=[{"direction": d, "reason": r} for d, r in pruned],
+            hypotheses=outcome.hypotheses,
+        ),
+        answer=AnswerOut(**outcome.answer.as_dict()),
         budget=ResearchBudgetOut(
             limits=dict(run.limits.as_dict()),
             used={k: float(v) for k, v in budget.usage().items() if isinstance(v, int | float)},
@@ -74,6 +87,8 @@ def response_body(
         "message_id": None,
         "question": run.question,
         "report": outcome.report.markdown,
+        # A single-fact question's normalised answer (the report's first line); None otherwise.
+        "short_answer": outcome.answer.text,
         "sections": outcome.report.sections,
         "sources": outcome.report.sources,
         "partial": bool(outcome.partial_reasons),

@@ -19,11 +19,12 @@ from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.errors import DomainError
 from backend.research.budget import Phase, RunBudget
-from backend.research.evaluate import QueryLedger, Verdict, judge
+from backend.research.evaluate import QueryLedger, Verdict
 from backend.research.model import ResearchModel
 from backend.research.pool import EvidenceIds, PoolRanker, SectionPool
 from backend.research.presets import Preset
-from backend.research.types import Emit, PoolSource, SectionPlan
+from backend.research.reflect import Reflection
+from backend.research.types import Emit, PoolSource, SectionPlan, SubQuestionStatus
 from backend.search.service import RetrievalService
 from backend.search.types import SearchRequest, SearchResult
 from backend.search.web import WebChoice, search_beyond, web_passages
@@ -57,6 +58,7 @@ class RunContext:
     search_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(2))
     failures: list[Exception] = field(default_factory=list)  # searches that raised (the run goes on)
     succeeded: int = 0  # searches that returned
+    checked_entities: set[str] = field(default_factory=set)  # encyclopedia checks run (once per entity)
 
 
 @dataclass
@@ -71,6 +73,12 @@ class SectionState:
     stop_reason: str | None = None
     done: bool = False
     ranker: PoolRanker | None = None
+    status: SubQuestionStatus = "pending"
+    status_reason: str | None = None  # why it was pruned
+    relevant: int = 0  # pool items above the relevance gate at the last evaluation
+    reflections: list[Reflection] = field(default_factory=list)
+    entity_checks: list[dict[str, Any]] = field(default_factory=list)
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {status, query, hits}
 
     @property
     def anchor(self) -> SearchResult | None:
@@ -81,37 +89,9 @@ class SectionState:
     def sufficient(self) -> bool:
         return bool(self.verdicts) and self.verdicts[-1].sufficient
 
-
-async def research_section(ctx: RunContext, section: SectionState) -> None:
-    """Search, evaluate, search the gaps; ends sufficient, at MAX_LOOPS, out of queries or of budget."""
-    ctx.emit({"type": "section_started", "section": section.index, **section.plan.as_dict()})
-    # The section question is searched even if another section asked it too: it anchors the ranking.
-    ctx.ledger.claim(section.plan.question)
-    queries = [section.plan.question, *(q for q in section.plan.queries[1:] if ctx.ledger.claim(q))]
-    await _search_all(ctx, section, queries, round_no=0, pool_source="research_round")
-    round_no = 0
-    while True:
-        if ctx.budget.stopped:
-            section.stop_reason = f"budget: {ctx.budget.stop_reason()}"
-            break
-        verdict = await evaluate(ctx, section, round_no)
-        if verdict.sufficient:
-            section.stop_reason = "sufficient"
-            break
-        if verdict.method == "none":
-            section.stop_reason = verdict.reason or "no verdict"
-            break
-        if round_no >= ctx.preset.max_loops:
-            section.stop_reason = "max_loops"
-            break
-        gaps = [q for q in verdict.gap_queries if ctx.ledger.claim(q)]
-        if not gaps:
-            section.stop_reason = "no new queries"
-            break
-        round_no += 1
-        section.rounds = round_no
-        await _search_all(ctx, section, gaps, round_no=round_no, pool_source="eval_supplement")
-    finish_section(ctx, section)
+    @property
+    def reflection(self) -> Reflection | None:
+        return self.reflections[-1] if self.reflections else None
 
 
 def finish_section(ctx: RunContext, section: SectionState, reason: str | None = None) -> None:
@@ -119,6 +99,7 @@ def finish_section(ctx: RunContext, section: SectionState, reason: str | None = 
     if section.done:
         return
     section.done = True
+    section.status = "done" if section.status == "pending" else section.status
     section.stop_reason = section.stop_reason or reason
     ctx.emit(
         {
@@ -134,42 +115,6 @@ def finish_section(ctx: RunContext, section: SectionState, reason: str | None = 
     )
 
 
-async def evaluate(ctx: RunContext, section: SectionState, round_no: int) -> Verdict:
-    """Rank the pool against the section question, then judge it; reports evidence and sufficiency."""
-    ranked = await rank_pool(ctx, section)
-    top = ranked[: ctx.preset.eval_top_k]
-    ctx.emit(
-        {
-            "type": "evidence",
-            "section": section.index,
-            "round": round_no,
-            "pool": len(section.pool),
-            "pool_sources": section.pool.counts(),
-            "relevant": len(ranked),
-            "top": [{"id": i.id, "title": i.chunk.title, "heading": i.chunk.heading} for i in top[:5]],
-        }
-    )
-    if section.anchor is None:
-        verdict = Verdict(False, "none", "nothing could be searched", "low", None)
-    else:
-        # An empty pool was never ranked (no ranker): nothing is evidence.
-        ranker = section.ranker
-        chunks = [ranker.scored[i.key] for i in ranked] if ranker is not None else []
-        verdict = await judge(
-            section.plan.question,
-            ctx.question,
-            chunks,
-            section.searches,
-            model=ctx.model,
-            ledger=ctx.ledger,
-            preset=ctx.preset,
-            settings=ctx.settings,
-        )
-    section.verdicts.append(verdict)
-    ctx.emit({"type": "sufficiency", "section": section.index, "round": round_no, **verdict.as_event()})
-    return verdict
-
-
 async def rank_pool(ctx: RunContext, section: SectionState) -> list[Any]:
     """The pool's relevant items, best first against the section question (empty without a search)."""
     anchor = section.anchor
@@ -179,16 +124,6 @@ async def rank_pool(ctx: RunContext, section: SectionState) -> list[Any]:
         section.ranker = PoolRanker(ctx.retrieval, ctx.embedder, ctx.settings, ctx.identity, anchor)
     ranker = section.ranker
     return await asyncio.to_thread(ranker.rank, list(section.pool.items.values()))
-
-
-async def _search_all(
-    ctx: RunContext, section: SectionState, queries: list[str], *, round_no: int, pool_source: PoolSource
-) -> None:
-    results = await asyncio.gather(
-        *(search(ctx, section, q, round_no=round_no, pool_source=pool_source) for q in queries)
-    )
-    # In query order: the section question's own search anchors the ranking, whichever finished first.
-    section.searches.extend(r for r in results if r is not None)
 
 
 async def search(

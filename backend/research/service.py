@@ -142,7 +142,9 @@ class ResearchService:
             )
             outcome = await run_graph(ctx)
             await asyncio.gather(*pending)
-            body = response_body(run, outcome, budget, rewrite, model, web_enabled=self.web.enabled)
+            body = response_body(
+                run, outcome, budget, rewrite, model, web_enabled=self.web.enabled, pruned=ctx.ledger.pruned()
+            )
             return await asyncio.to_thread(self._store, run, body, plan)
         except asyncio.CancelledError:
             # The client went away: record it (shielded: this task is being cancelled) and stop.
@@ -238,6 +240,7 @@ class ResearchService:
                 "partial": body["partial"],
                 "partial_reasons": body["partial_reasons"],
                 "plan_method": plan.get("method"),
+                "short_answer": body["short_answer"],
             },
         }
         with self.db.as_user(run.identity) as conn:

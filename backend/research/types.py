@@ -14,6 +14,11 @@ from backend.search.types import ScoredChunk
 from backend.search.web import WebChoice
 
 PlanMethod = Literal["llm", "heuristic"]
+Priority = Literal["high", "medium", "low"]
+PRIORITIES: tuple[Priority, ...] = ("high", "medium", "low")
+# A sub-question's status (seed SubQuestion.status): pending until researched, then done; pruned when
+# the global verify gave its direction up (recorded with the reason, never planned again).
+SubQuestionStatus = Literal["pending", "done", "pruned"]
 # Where an evidence item entered its section's pool (evidence-retention.md 3.1). eval_supplement is
 # the gap pool the write step protects with a quota (seed 七.3); web items are main-pool evidence.
 PoolSource = Literal["research_round", "eval_supplement", "write_stage", "web"]
@@ -42,9 +47,17 @@ class SectionPlan:
     title: str
     question: str  # self-contained: searched and written on its own
     queries: list[str]  # the first round's searches, the section question first
+    priority: Priority = "high"  # what the question asks: high; a gap the global verify found: medium
+    loop: int = 0  # 0: the first plan; n: sent back by the n-th global verify (only the chain's gaps)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "question": self.question, "queries": list(self.queries)}
+        return {
+            "title": self.title,
+            "question": self.question,
+            "queries": list(self.queries),
+            "priority": self.priority,
+            "loop": self.loop,
+        }
 
 
 @dataclass(frozen=True)

@@ -65,3 +65,25 @@ class ResearchSettings(BaseModel):
     research_comprehensive_max_model_calls: int = Field(default=30, ge=1)
     research_comprehensive_max_tokens: int = Field(default=250_000, ge=1000)
     research_comprehensive_max_searches: int = Field(default=40, ge=1)
+    # --- the branch's reasoning steps (issue 30; seed multi-agent-research.md) --------------------
+    research_entity_checks: int = Field(
+        default=2,
+        ge=0,
+        le=4,
+        description="Entities a run checks in the encyclopedia (the 'baike' web provider) after a "
+        "section's reflection names them; 0: never. Each check is one search of the run's budget.",
+    )
+    research_max_candidates: int = Field(
+        default=5,
+        ge=0,
+        le=10,
+        description="Candidates of a candidate set (a list of names a section found) checked one by one "
+        "with a search each (the candidate with the question's anchors); 0: never.",
+    )
+    research_gap_sections: int = Field(
+        default=2,
+        ge=0,
+        le=4,
+        description="Sub-questions the global verify may send back to the planner per loop (only the "
+        "reasoning chain's gaps; at most MAX_LOOPS loops).",
+    )

@@ -132,9 +132,11 @@ class WebSearch:
         caller: uuid.UUID,
         options: SearchOptions | None = None,
         deep_read_top_n: int | None = None,
+        engines: Sequence[str] | None = None,
     ) -> list[WebLeg]:
         """Fresh, not yet started legs for one query of `caller` (Identity.cache_scope), behind that
-        caller's own cache entries (none when WEB_SEARCH_PROVIDER=none)."""
+        caller's own cache entries (none when WEB_SEARCH_PROVIDER=none). `engines`: only the providers
+        of those names (none when none of them is configured); None: every provider."""
         cache = self._cache
         return [
             WebLeg(
@@ -146,6 +148,7 @@ class WebSearch:
                 deep_read_timeout_s=self._read_timeout_s,
             )
             for provider in self.providers
+            if engines is None or provider.name in engines
         ]
 
     async def aclose(self) -> None:
