@@ -201,6 +201,11 @@ class CitationDiagnostics(_Diag):
     invalid_removed: int = Field(description="markers that pointed at no source and were removed")
 
 
+class ShortAnswerOut(_Diag):
+    text: str = Field(description="the normalised answer: a name, a date, a number with its unit")
+    kind: Literal["who", "when", "number", "entity"]
+
+
 class ToolCallOut(_Diag):
     tool: Literal["search_local", "search_web"]
     query: str
@@ -241,6 +246,11 @@ class ChatDiagnostics(_Diag):
     context: ContextDiagnostics | None = Field(description="null: nothing searched")
     citations: CitationDiagnostics
     clarify: bool = Field(description="the reply asks which document the user means")
+    short_answer: ShortAnswerOut | None = Field(
+        default=None,
+        description="a question that asks one thing (who, when, how many, which): the thing, taken from "
+        "the answer and its cited sources without a model call; null otherwise",
+    )
     generator: str = Field(
         description="gemini, extractive or scripted (an answer); clarify (a question back); not_found "
         "(the documents do not hold the answer and nothing else did: no model was asked); "

@@ -35,6 +35,7 @@ from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, ga
 from backend.chat.intent import classify
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
+from backend.chat.short_answer import chat_short_answer
 from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
@@ -316,6 +317,9 @@ class ChatService:
             ),
             citations=CitationDiagnostics(valid=sorted(cited.cited), invalid_removed=cited.removed),
             clarify=turn.fixed is not None and turn.fixed.kind == "clarify",
+            short_answer=chat_short_answer(turn.rewrite.query, cited, turn.numbered())
+            if answerable
+            else None,
             generator=generator,
             llm=self.llm.name if generator == self.llm.generator else None,
         )

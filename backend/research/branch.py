@@ -113,6 +113,7 @@ async def evaluate(ctx: RunContext, section: SectionState, round_no: int) -> Ver
         missing=verdict.missing or (verdict.reason or "" if not verdict.sufficient else ""),
         model=verdict.reflection,
         max_entities=ctx.settings.research_entity_checks,
+        previous=section.reflection,
     )
     section.reflections.append(reflection)
     event: dict[str, Any] = {"type": "reflection", "section": section.index, **reflection.as_event()}

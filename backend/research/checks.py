@@ -14,13 +14,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from backend.research.records import anchor_count
+from backend.research.records import strong_hit_threshold
 from backend.research.sections import RunContext, SectionState
 from backend.search.web import web_passages
+from backend.text.names import anchor_count
 from backend.web.softwait import WaitBudget, web_only
 
 ENCYCLOPEDIA: tuple[str, ...] = ("baike",)
 NO_ENCYCLOPEDIA = "skipped: no encyclopedia provider ('baike' in the web providers) is configured"
+NO_WEB = "skipped: the request said web=false"
 
 
 def encyclopedia_configured(ctx: RunContext) -> bool:
@@ -100,17 +102,22 @@ def candidate_queries(ctx: RunContext, section: SectionState) -> list[str]:
 
 
 def settle_candidates(ctx: RunContext, section: SectionState, searched: set[str]) -> None:
-    """Each candidate searched this round: verified by a multi-anchor hit, else excluded and pruned."""
+    """Each candidate searched this round: verified by a multi-anchor hit that singles it out (the
+    passage names it with the anchors and no other candidate: the list itself proves nothing), else
+    excluded and its direction pruned."""
     reflection = section.reflection
     anchors = reflection.anchors if reflection is not None else []
-    need = min(2, len(anchors))
+    need = strong_hit_threshold(anchors) if len(anchors) >= 2 else len(anchors)
     for name, entry in section.candidates.items():
         if entry["status"] != "pending" or entry["query"] not in searched:
             continue
+        others = [other for other in section.candidates if other != name]
         hits = [
             item.id
             for item in section.pool.items.values()
-            if name in item.chunk.content and anchor_count(item.chunk.content, anchors) >= need
+            if name in item.chunk.content
+            and anchor_count(item.chunk.content, anchors) >= need
+            and not any(other in item.chunk.content for other in others)
         ]
         if hits:
             entry.update(status="verified", evidence=hits[:5])

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from backend.research.types import EvidenceItem
+from backend.text.names import anchor_count
 
 Reliability = Literal["high", "medium", "low"]
 LEVELS: tuple[Reliability, ...] = ("low", "medium", "high")
@@ -99,11 +100,6 @@ def condensed_statement(text: str, anchors: Sequence[str]) -> str:
         return ""
     best = max(sentences, key=lambda s: (anchor_count(s, anchors), -sentences.index(s)))
     return best if len(best) <= STATEMENT_CHARS else best[: STATEMENT_CHARS - 1].rstrip() + "…"
-
-
-def anchor_count(text: str, anchors: Sequence[str]) -> int:
-    lowered = text.lower()
-    return sum(1 for a in anchors if a and a.lower() in lowered)
 
 
 def strong_hit_threshold(anchors: Sequence[str]) -> int:

@@ -10,43 +10,17 @@ candidate, and the gap queries.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jieba.posseg
-
 from backend.llm.parsing import clean_line
-from backend.research.heuristic_plan import keywords
-from backend.research.qtype import asks_for_a_name
 from backend.research.records import EvidenceRecord, Reliability, apply_ratings, heuristic_records
 from backend.research.types import EvidenceItem
+from backend.text.answers import asks_for_a_name
+from backend.text.names import anchor_terms, candidate_set, named_entities
 
-MAX_ANCHORS = 6
 MAX_LIST = 5
-TITLE = re.compile(r"《([^》]{1,40})》")
-_QUOTED = re.compile(r"[\"“「]([^\"”」]{2,40})[\"”」]")
-_INTERROGATIVE = re.compile(
-    r"^(?:什么|什麼|谁|誰|哪.?|几.?|多少|吗|嗎|是否|如何|怎么|怎麼|what|who|whom|whose|which|when|where|why|how)$",
-    re.IGNORECASE,
-)
-EN_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|von|van|da|le|la)?\s*[A-Z][\w'’.-]*)*")
-EN_NOT_NAMES = frozenset(
-    "What Who Whom Whose Which When Where Why How Is Are Was Were Do Does Did Can The A An In On Of "
-    "And Also Then This That These Those It".split()
-)
-# Common Chinese surnames: an enumerated item opening on one reads as a person's name.
-_SURNAMES = frozenset(
-    "王李张張刘劉陈陳杨楊黄黃赵趙吴吳周徐孙孫马馬朱胡郭何林罗羅高郑鄭梁谢謝宋唐许許韩韓冯馮邓鄧曹彭曾肖"
-    "田董袁潘于蒋蔣蔡余杜叶葉程苏蘇魏吕呂丁任沈姚卢盧姜崔钟鍾谭譚陆陸汪范金石廖贾賈夏韦韋付方白邹鄒孟熊秦"
-    "邱江尹薛闫閻段雷侯龙龍史陶黎贺賀顾顧毛郝龚龔邵万萬钱錢严嚴覃武戴莫孔向汤湯常温溫康施文牛樊葛邢安齐齊"
-    "易乔喬伍庞龐颜顏倪庄莊聂聶章鲁魯岳翟殷詹申欧歐耿关關兰蘭焦俞左柳甘祝包宁寧尚符舒阮柯纪紀梅童凌毕畢"
-)
-_ZH_LIST = re.compile(r"(?:[\u4e00-\u9fff·]{2,4}、){2,}[\u4e00-\u9fff·]{2,4}")
-_EN_LIST = re.compile(
-    r"(?:[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+){0,2},\s){2,}(?:and\s)?[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+){0,2}"
-)
 
 ReflectionMethod = Literal["llm", "heuristic"]
 
@@ -98,6 +72,7 @@ def reflect(
     missing: str,
     model: ModelReflection | None,
     max_entities: int,
+    previous: Reflection | None = None,
 ) -> Reflection:
     """The round's reflection: the model's fields where it gave them, the heuristic's elsewhere."""
     anchors = anchor_terms(question)
@@ -121,7 +96,8 @@ def reflect(
         missing=missing,
         entities=(m.entities if m.entities is not None else entities)[:max_entities],
         candidates=(m.candidates if m.candidates is not None else candidates)[:MAX_LIST],
-        hypotheses=m.hypotheses or [],
+        # The model's latest list when it gave one (it may have confirmed one), else the last round's.
+        hypotheses=m.hypotheses if m.hypotheses is not None else (previous.hypotheses if previous else []),
         anchors=anchors,
         strong_hits=strong,
         records=records,
@@ -137,50 +113,6 @@ def model_reflection(value: dict[str, Any]) -> ModelReflection:
         hypotheses=_strings(value.get("hypotheses"), 200),
         ratings=_ratings(value.get("evidence")),
     )
-
-
-def anchor_terms(question: str) -> list[str]:
-    """The sub-question's anchors: titles and quoted names whole, then its significant words."""
-    found = [*TITLE.findall(question), *(q for q in _QUOTED.findall(question))]
-    for word in keywords(question, limit=12).split():
-        if not _INTERROGATIVE.match(word) and not any(word in a for a in found):
-            found.append(word)
-    return [a for a in dict.fromkeys(found) if len(a) >= 2][:MAX_ANCHORS]
-
-
-def named_entities(text: str, *, limit: int) -> list[str]:
-    """Names in `text` an encyclopedia may hold: titles, English proper names, Chinese names, places,
-    organisations (jieba's dictionary tags; the HMM tagger is too slow for every round)."""
-    found = list(TITLE.findall(text))
-    found += [m.group().strip() for m in EN_NAME.finditer(text) if m.group().split()[0] not in EN_NOT_NAMES]
-    if re.search(r"[\u4e00-\u9fff]", text):
-        found += [
-            w
-            for w, flag in jieba.posseg.cut(text[:400], HMM=False)
-            if len(w) >= 2 and flag[:2] in ("nr", "ns", "nt", "nz")
-        ]
-    return [e for e in dict.fromkeys(found) if 2 <= len(e) <= 40][:limit]
-
-
-def candidate_set(question: str, texts: Sequence[str]) -> list[str]:
-    """The first list of names in the top evidence (three or more, the seed's 配音演员 list): Chinese
-    names joined by 、 opening on a surname, or English capitalised names joined by commas; names the
-    question already gives are not candidates."""
-    for text in texts:
-        for match in _ZH_LIST.finditer(text):
-            items = [s.strip("·") for s in match.group().split("、")]
-            if sum(1 for s in items if s[:1] in _SURNAMES and len(s) <= 3) == len(items):
-                return _new(items, question)
-        for match in _EN_LIST.finditer(text):
-            items = [s.strip() for s in re.split(r",\s(?:and\s)?|\sand\s", match.group())]
-            names = [s for s in items if s and s.split()[0] not in EN_NOT_NAMES]
-            if len(names) >= 3:
-                return _new(names, question)
-    return []
-
-
-def _new(items: list[str], question: str) -> list[str]:
-    return [s for s in dict.fromkeys(items) if s and s not in question][:MAX_LIST]
 
 
 def _strings(value: Any, max_chars: int) -> list[str] | None:

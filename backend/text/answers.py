@@ -1,0 +1,161 @@
+"""A question that asks for one thing, and that thing in a text, without a model (the heuristic form
+of the seed's FormatAnswer): what kind of thing a question asks for — a person, a date, a number, a
+yes or no, a named entity — and a thing of that kind taken from the sentences of the evidence that
+name the most anchors of the question. None: an open question (why, how, describe, compare), whose
+answer is a text, not one line; or nothing of the kind was found."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+import jieba.posseg
+
+from backend.llm.parsing import clean_line
+from backend.text.names import DOTTED_NAME, EN_NAME, EN_NOT_NAMES, TITLE, anchor_count, anchor_terms
+
+MAX_ANSWER_CHARS = 80
+
+QuestionType = Literal["who", "when", "number", "yesno", "entity"]
+
+# Order matters: "哪一年" is a date, "多少人" a number, "是谁" a person; "是否" before the rest.
+_ZH: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
+    (
+        "when",
+        re.compile(
+            r"什么时候|什麼時候|何时|何時|哪一?年|哪一?天|哪一?月|几月|幾月|几号|幾號|什么时间|什麼時間|何年|哪个朝代|哪個朝代"
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"多少|几[个位名次岁年天种条只件座人项部届]|幾[個位名次歲年天種條隻件座人項部屆]|多大|多长|多長|多高|多重|多远|多遠|多久|多深|多宽|多寬|几|幾"
+        ),
+    ),
+    ("who", re.compile(r"谁|誰|哪位|哪一位|什么人|什麼人")),
+    ("yesno", re.compile(r"是否|是不是|有没有|有沒有|能否|可否|吗[？?]?$|嗎[？?]?$")),
+    (
+        "entity",
+        re.compile(
+            r"哪[个個家国國座部支种種里裡儿兒所条條位本首款项項]|哪里|哪裡|叫什么|叫什麼|什么名字|什麼名字|是哪"
+        ),
+    ),
+)
+_EN: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
+    ("when", re.compile(r"^\s*when\b|\bwhat (?:year|date|day|month|century)\b|\bin which year\b", re.I)),
+    (
+        "number",
+        re.compile(r"\bhow (?:many|much|long|old|far|tall|high|big|large|deep)\b|\bwhat percentage\b", re.I),
+    ),
+    (
+        "who",
+        re.compile(r"^\s*who(?:m|se)?\b|\bwho (?:is|was|were|are|did|won|wrote|founded|invented)\b", re.I),
+    ),
+    (
+        "yesno",
+        re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I),
+    ),
+    (
+        "entity",
+        re.compile(r"^\s*(?:which|where)\b|\bwhat is the name\b|\bwhat (?:city|country|company)\b", re.I),
+    ),
+)
+_OPEN = re.compile(
+    r"为什么|為什麼|为何|為何|怎么|怎麼|如何|介绍|介紹|说明|說明|解释|解釋|比较|比較|分析|总结|總結|"
+    r"\bwhy\b|\bhow (?:do|does|did|is|are|can|to)\b|\bdescribe\b|\bexplain\b|\bcompare\b",
+    re.IGNORECASE,
+)
+
+
+def question_type(question: str) -> QuestionType | None:
+    """The kind of single fact `question` asks for, or None when it asks for an explanation."""
+    text = " ".join(question.split())
+    if not text or _OPEN.search(text):
+        return None
+    is_zh = bool(re.search(r"[\u4e00-\u9fff]", text))
+    for kind, pattern in _ZH if is_zh else _EN:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def asks_for_a_name(question: str) -> bool:
+    """Whose answer is one of several names (a candidate set is worth checking one by one)."""
+    return question_type(question) in ("who", "entity")
+
+
+_SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
+_MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_DATES = (
+    re.compile(r"(?:公元前?)?\d{1,4}年(?:\d{1,2}月)?(?:\d{1,2}[日号])?"),
+    re.compile(
+        rf"\b{_MONTHS}\s+\d{{1,2}},\s+\d{{4}}\b|\b\d{{1,2}}\s+{_MONTHS}\s+\d{{4}}\b|\b{_MONTHS}\s+\d{{4}}\b"
+    ),
+    re.compile(r"\b1\d{3}\b|\b20\d{2}\b"),
+)
+_ZH_NUMBER = re.compile(r"\d[\d,，.]*\s*(?:万|亿|千|百)?(?:[%％]|[a-zA-Z]+|[\u4e00-\u9fff])?")
+_EN_NUMBER = re.compile(r"\d[\d,.]*(?:\s*(?:%|percent|million|billion|thousand|hundred))?(?:\s+[a-z]+)?")
+_NAME_TAGS = {"who": ("nr",), "entity": ("nr", "ns", "nt", "nz")}
+
+
+def extract_answer(question: str, kind: QuestionType, texts: Sequence[str]) -> str | None:
+    """A thing of the kind asked (not yes/no: that needs a model) from the three sentences of `texts`
+    naming the most anchors of `question` (the earlier on ties), normalised; None when none holds one."""
+    if kind == "yesno":
+        return None
+    anchors = anchor_terms(question)
+    sentences = [" ".join(s.split()) for t in texts for s in _SENTENCE.split(t) if s and s.strip()]
+    ranked = sorted(sentences, key=lambda s: -anchor_count(s, anchors))  # stable: evidence order
+    for sentence in ranked[:3]:
+        found = _extract(kind, sentence, question)
+        if found:
+            return normalise_answer(found)
+    return None
+
+
+def normalise_answer(text: str) -> str:
+    """One line: markdown and labels cleaned, trailing punctuation dropped, at most MAX_ANSWER_CHARS."""
+    text = clean_line(" ".join(text.split())).strip(" ，,。.;；:：、")
+    return text[:MAX_ANSWER_CHARS]
+
+
+def _extract(kind: QuestionType, sentence: str, question: str) -> str | None:
+    def new(values: Sequence[str]) -> str | None:
+        return next((v for v in values if v.strip() and v.strip() not in question), None)
+
+    if kind == "when":
+        for pattern in _DATES:
+            value = new([m.group() for m in pattern.finditer(sentence)])
+            if value:
+                return value
+        return None
+    if kind == "number":
+        pattern = _ZH_NUMBER if re.search(r"[\u4e00-\u9fff]", sentence) else _EN_NUMBER
+        return new([m.group().strip() for m in pattern.finditer(sentence)])
+    names = [t for t in TITLE.findall(sentence)] if kind == "entity" else []
+    names += DOTTED_NAME.findall(sentence)
+    names += [
+        m.group().strip() for m in EN_NAME.finditer(sentence) if m.group().split()[0] not in EN_NOT_NAMES
+    ]
+    if re.search(r"[\u4e00-\u9fff]", sentence):
+        tags = _NAME_TAGS.get(kind, ("nr",))
+        names += _proper_phrases(sentence, tags)
+    return new(names)
+
+
+def _proper_phrases(sentence: str, tags: tuple[str, ...]) -> list[str]:
+    """Runs of adjacent nouns holding a proper noun of `tags` (卡罗/莱纳/黑豹/队 -> 卡罗莱纳黑豹队)."""
+    phrases: list[str] = []
+    run: list[str] = []
+    proper = False
+    for word, flag in [*jieba.posseg.cut(sentence), ("", "x")]:
+        if flag.startswith("n"):
+            run.append(word)
+            proper = proper or flag.startswith(tags)
+            continue
+        phrase = "".join(run)
+        if proper and len(phrase) >= 2:
+            phrases.append(phrase)
+        run, proper = [], False
+    return phrases
