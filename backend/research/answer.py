@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from backend.llm import load_prompt
+from backend.llm.parsing import clean_line
 from backend.llm.prompts import neutralise
 from backend.research.sections import RunContext, SectionState
 from backend.research.types import Plan
@@ -80,7 +81,7 @@ def _from_json(value: dict[str, Any], kind: QuestionType) -> ShortAnswer | None:
     found, text = value.get("found"), value.get("answer")
     if not isinstance(found, bool) or not isinstance(text, str):
         return None
-    answer = normalise_answer(MARKER.sub("", text))
+    answer = normalise_answer(clean_line(MARKER.sub("", text)))
     if not found or not answer:
         return ShortAnswer(None, kind, "llm", "the report does not give the answer")
     return ShortAnswer(answer, kind, "llm")

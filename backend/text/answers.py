@@ -12,7 +12,6 @@ from typing import Literal
 
 import jieba.posseg
 
-from backend.llm.parsing import clean_line
 from backend.text.names import DOTTED_NAME, EN_NAME, EN_NOT_NAMES, TITLE, anchor_count, anchor_terms
 
 MAX_ANSWER_CHARS = 80
@@ -115,8 +114,8 @@ def extract_answer(question: str, kind: QuestionType, texts: Sequence[str]) -> s
 
 
 def normalise_answer(text: str) -> str:
-    """One line: markdown and labels cleaned, trailing punctuation dropped, at most MAX_ANSWER_CHARS."""
-    text = clean_line(" ".join(text.split())).strip(" ，,。.;；:：、")
+    """One line, without surrounding punctuation or emphasis, at most MAX_ANSWER_CHARS."""
+    text = " ".join(text.split()).strip(" ，,。.;；:：、*_`")
     return text[:MAX_ANSWER_CHARS]
 
 
