@@ -460,3 +460,17 @@ def test_chat_carries_the_short_answer_of_a_single_fact_question(make_services):
         assert reply["diagnostics"]["short_answer"] == {"text": "308分", "kind": "number"}
         reply = client.post("/chat", json={"message": "为什么考拉每天睡那么久？"}).json()
         assert reply["diagnostics"]["short_answer"] is None
+
+
+def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
+    from backend.research.plan import sections_from_json
+    from backend.research.presets import preset
+
+    plan = {
+        "sections": [
+            {"title": "a", "question": "考拉每天睡多久？", "queries": [], "priority": "low"},
+            {"title": "b", "question": "黑豹队丢了多少分？", "queries": [], "priority": "urgent"},
+        ]
+    }
+    sections = sections_from_json(plan, preset("lite", settings))
+    assert [s.priority for s in sections] == ["low", "high"]  # an unknown priority reads as high

@@ -10,7 +10,7 @@ from backend.llm.parsing import clean_line
 from backend.research.heuristic_plan import heuristic_plan
 from backend.research.model import ResearchModel
 from backend.research.presets import Preset
-from backend.research.types import Plan, SectionPlan
+from backend.research.types import PRIORITIES, Plan, SectionPlan
 
 MAX_QUERY_CHARS = 300
 
@@ -27,6 +27,7 @@ PLAN_SCHEMA: dict[str, Any] = {
                     "title": {"type": "string"},
                     "question": {"type": "string"},
                     "queries": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+                    "priority": {"type": "string", "enum": ["high", "medium", "low"]},
                 },
                 "required": ["title", "question", "queries"],
             },
@@ -76,7 +77,15 @@ def sections_from_json(value: dict[str, Any], preset: Preset) -> list[SectionPla
             text = _text(query)
             if text and _key(text) not in {_key(q) for q in queries}:
                 queries.append(text)
-        sections.append(SectionPlan(title[:120], question, queries[: preset.queries_per_section]))
+        priority = item.get("priority")
+        sections.append(
+            SectionPlan(
+                title[:120],
+                question,
+                queries[: preset.queries_per_section],
+                priority=priority if priority in PRIORITIES else "high",
+            )
+        )
         if len(sections) == preset.max_sections:
             break
     return sections

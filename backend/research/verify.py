@@ -80,7 +80,7 @@ async def global_verify(ctx: RunContext, states: Sequence[SectionState], loop: i
         failure = outcome.failure or "malformed verdict"
     verdict = ChainVerdict(loop, False, "heuristic", model_failure=failure)
     for state in live:
-        if state.done and state.relevant == 0:
+        if state.done and state.verdicts and state.relevant == 0:  # evaluated, not cut short
             reason = f"nothing relevant found in {len(state.queries)} searches"
             verdict.pruned.append({"index": state.index, "question": state.plan.question, "reason": reason})
     _prune(ctx, states, verdict)
