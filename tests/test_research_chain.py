@@ -474,3 +474,34 @@ def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
     }
     sections = sections_from_json(plan, preset("lite", settings))
     assert [s.priority for s in sections] == ["low", "high"]  # an unknown priority reads as high
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "text", "answer"),
+    [
+        (
+            "黑豹队的防守丢了多少分？",
+            "number",
+            "卡罗莱纳黑豹队的防守在2015赛季只丢了308分，排名第六。",
+            "308分",
+        ),
+        ("考拉每天睡几个小时？", "number", "考拉以桉树叶为食。考拉每天睡眠长达20小时。", "20小时"),
+        ("How long is the Rhine?", "number", "The Rhine is about 1,230 kilometres long.", "1,230 kilometres"),
+        ("尤金袋鼠一书的作者是谁？", "who", "尤金袋鼠一书的作者是约翰·古尔德。", "约翰·古尔德"),
+        ("Who won Super Bowl 50?", "who", "Super Bowl 50 was won by the Denver Broncos.", "Denver Broncos"),
+        ("贾里德·艾伦2015年效力于哪支球队？", "entity", "他在2015年效力于卡罗莱纳黑豹队。", "卡罗莱纳黑豹队"),
+        (
+            "When was the club founded?",
+            "when",
+            "The club was founded on 12 March 1902 in Madrid.",
+            "12 March 1902",
+        ),
+        ("黑豹队是哪一年成立的？", "when", "黑豹队成立于1993年10月26日。", "1993年10月26日"),
+        ("考拉生活在澳洲吗？", "yesno", "考拉生活在澳洲东部。", None),  # a yes/no needs a model
+        ("黑豹队的防守丢了多少分？", "number", "黑豹队的防守很好。", None),
+    ],
+)
+def test_the_heuristic_answer_is_a_thing_of_the_kind_asked(question, kind, text, answer):
+    from backend.text.answers import extract_answer
+
+    assert extract_answer(question, kind, [text]) == answer

@@ -40,6 +40,7 @@ class FakeResearchGemini:
             f"好的，计划如下：\n```json\n{json.dumps(PLAN, ensure_ascii=False)}\n```"
         )
         self.verdict: Callable[[], str] = lambda: '{"sufficient": true, "missing": "", "gap_queries": []}'
+        self.answer: Callable[[], str] = lambda: '{"answer": "308分", "found": true}'
         self.delay_s = 0.0
         self.requests: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
@@ -54,7 +55,10 @@ class FakeResearchGemini:
             # Cites its first source, and a source it was not given (to be dropped).
             text = f"根据资料，答案见此[{ids[0]}]，另见[999]。"
             return 200, stream_body(text, total_tokens=200).encode(), "text/event-stream"
-        reply = self.plan() if "You plan a research report" in prompt else self.verdict()
+        if "You plan a research report" in prompt:
+            reply = self.plan()
+        else:
+            reply = self.answer() if "short final answer" in prompt else self.verdict()
         return 200, json.dumps(gemini_response(reply, total_tokens=100)).encode(), "application/json"
 
     def kinds(self) -> list[str]:
@@ -177,3 +181,38 @@ def test_a_model_that_does_not_answer_in_time_degrades_to_heuristics_and_extract
     assert {s["write"]["fallback_reason"] for s in d["sections"]} == {"timeout"}
     assert "308" in body["sections"][0]["content"]
     assert body["partial"] is False
+
+
+def test_gemini_reflects_rates_evidence_and_formats_the_short_answer(make_client, fake):
+    fake.plan = lambda: json.dumps({"sections": [PLAN["sections"][0]]}, ensure_ascii=False)
+    fake.verdict = lambda: json.dumps(
+        {
+            "sufficient": True,
+            "missing": "",
+            "gap_queries": [],
+            "established": ["黑豹队2015赛季丢了308分"],
+            "entities": ["卡罗莱纳黑豹队"],
+            "evidence": [{"id": 1, "statement": "2015赛季只丢308分", "reliability": "high"}],
+        },
+        ensure_ascii=False,
+    )
+    body = research(make_client(), "黑豹队的防守丢了多少分？")
+    section = body["diagnostics"]["sections"][0]
+    reflection = section["reflections"][0]
+    assert (reflection["method"], reflection["established"]) == ("llm", ["黑豹队2015赛季丢了308分"])
+    assert section["entity_checks"][0]["status"] == "skipped"  # no encyclopedia provider here
+    [record] = [r for r in section["evidence_records"] if r["id"] == 1]
+    assert (record["statement"], record["method"]) == ("2015赛季只丢308分", "llm")
+    assert body["short_answer"] == "308分"
+    assert body["report"].splitlines()[2] == "**答案：** 308分"
+    judge = next(b for p, b in fake.requests if "reflect on it" in b["contents"][-1]["parts"][0]["text"])
+    assert "entities" in judge["generationConfig"]["responseJsonSchema"]["properties"]
+
+
+def test_a_malformed_gemini_answer_line_falls_back_to_extraction(make_client, fake):
+    fake.plan = lambda: json.dumps({"sections": [PLAN["sections"][0]]}, ensure_ascii=False)
+    fake.answer = lambda: "The answer is probably 308 points."
+    body = research(make_client(), "黑豹队的防守丢了多少分？")
+    answer = body["diagnostics"]["answer"]
+    assert (answer["method"], answer["model_failure"]) == ("heuristic", "malformed output (no JSON object)")
+    assert body["short_answer"] == "308分"

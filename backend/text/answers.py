@@ -93,7 +93,8 @@ _DATES = (
     ),
     re.compile(r"\b1\d{3}\b|\b20\d{2}\b"),
 )
-_ZH_NUMBER = re.compile(r"\d[\d,，.]*\s*(?:万|亿|千|百)?(?:[%％]|[a-zA-Z]+|[\u4e00-\u9fff])?")
+_ZH_UNITS = "平方公里|平方米|立方米|摄氏度|小时|分钟|公里|公斤|千米|厘米|毫米|千克|美元|英镑|欧元|世纪|个月"
+_ZH_NUMBER = re.compile(rf"\d[\d,，.]*\s*(?:万|亿|千|百)?(?:[%％]|{_ZH_UNITS}|[a-zA-Z]+|[\u4e00-\u9fff])?")
 _EN_NUMBER = re.compile(r"\d[\d,.]*(?:\s*(?:%|percent|million|billion|thousand|hundred))?(?:\s+[a-z]+)?")
 _NAME_TAGS = {"who": ("nr",), "entity": ("nr", "ns", "nt", "nz")}
 
@@ -119,6 +120,20 @@ def normalise_answer(text: str) -> str:
     return text[:MAX_ANSWER_CHARS]
 
 
+_ASKED_UNIT = re.compile(r"(?:多少|几|幾)([\u4e00-\u9fff])|\bhow (?:many|much) (\w+)", re.IGNORECASE)
+_DATE_LIKE = re.compile(
+    r"^(?:1\d{3}|20\d{2})(?:\s*(?:年|赛季|賽季|年度))?[\u4e00-\u9fff]?$|[年月日号號]$|赛$|賽$"
+)
+
+
+def _numbers(found: list[str], question: str) -> list[str]:
+    """Numbers in the unit the question asks in first (多少分 -> 308分), dates and years last."""
+    asked = _ASKED_UNIT.search(question)
+    unit = next((g for g in asked.groups() if g), "") if asked else ""
+    unit = unit.rstrip("s").lower()
+    return sorted(found, key=lambda v: (not (unit and unit in v.lower()), bool(_DATE_LIKE.search(v))))
+
+
 def _extract(kind: QuestionType, sentence: str, question: str) -> str | None:
     def new(values: Sequence[str]) -> str | None:
         return next((v for v in values if v.strip() and v.strip() not in question), None)
@@ -131,7 +146,7 @@ def _extract(kind: QuestionType, sentence: str, question: str) -> str | None:
         return None
     if kind == "number":
         pattern = _ZH_NUMBER if re.search(r"[\u4e00-\u9fff]", sentence) else _EN_NUMBER
-        return new([m.group().strip() for m in pattern.finditer(sentence)])
+        return new(_numbers([m.group().strip() for m in pattern.finditer(sentence)], question))
     names = [t for t in TITLE.findall(sentence)] if kind == "entity" else []
     names += DOTTED_NAME.findall(sentence)
     names += [
