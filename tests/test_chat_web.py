@@ -300,3 +300,40 @@ def test_without_a_web_leg_a_search_past_the_statement_limit_is_a_504_that_says_
     assert "DB_STATEMENT_TIMEOUT_MS" in response.json()["detail"]
     assert fake_web.count("/search") == 0
     assert client.get("/conversations").json() == []
+
+
+def _sleeping(conn) -> int:
+    return conn.execute(
+        "select count(*) from pg_stat_activity where query like 'select pg_sleep(5)%'"
+    ).fetchone()[0]
+
+
+@pytest.mark.parametrize("web", [True, "auto"])
+def test_a_local_search_past_its_limit_gives_its_database_connection_back(web_chat, fake_web, web):
+    """The thread searching the documents cannot be cancelled from asyncio: past WEB_LOCAL_TIMEOUT_S its
+    statement is cancelled by PostgreSQL at that limit too (not at DB_STATEMENT_TIMEOUT_MS, 30 s), so
+    searches nobody waits for do not hold the pool's connections."""
+    fake_web.register(INSIDE, [fake_web_hit("pgrag 的检索分为三个阶段：预取、启发式重排和动态截断。")])
+    client = web_chat(web_local_timeout_s=0.5)
+    services = client.app.state.services
+    retrieval = services.retrieval
+    search, ended = retrieval.search, threading.Event()
+
+    def slow(request, *, identity):
+        try:
+            with services.db.as_user(identity, read_only=True) as conn:
+                conn.execute("select pg_sleep(5)")
+            return search(request, identity=identity)
+        finally:
+            ended.set()
+
+    retrieval.search = slow
+    try:
+        body = chat(client, INSIDE, web=web)
+        assert body["diagnostics"]["web"]["local_timeout"] is True
+        assert ended.wait(2.0), "the late search still held its connection 2 s after the reply"
+        with services.db.owner() as conn:
+            assert _sleeping(conn) == 0
+    finally:
+        ended.wait(10)
+        retrieval.search = search
