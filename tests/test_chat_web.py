@@ -185,34 +185,6 @@ def test_a_web_result_holding_unstorable_text_is_cleaned_not_a_500_at_the_final_
     assert [s["title"] for s in stored["sources"] if s["kind"] == "web"] == ["大熊猫食谱"]
 
 
-@pytest.fixture
-def stuck_search():
-    """Makes the client's search of the documents block until the test is over (deterministic: the
-    limit is a fraction of a second, the search never returns before the reply). Released, it returns
-    nothing (nobody awaits it any more) and is waited for, so no late search meets the next test."""
-    release = threading.Event()
-    patched, finished = [], []
-
-    def stick(client) -> None:
-        retrieval = client.app.state.services.retrieval
-
-        def stuck(*args, **kwargs):
-            done = threading.Event()
-            finished.append(done)
-            release.wait(60)
-            done.set()
-
-        patched.append((retrieval, retrieval.search))
-        retrieval.search = stuck
-
-    yield stick
-    release.set()
-    for done in finished:
-        assert done.wait(10)
-    for retrieval, search in patched:
-        retrieval.search = search
-
-
 @pytest.mark.parametrize("web", [True, "auto"])
 def test_a_local_search_past_its_limit_is_answered_from_the_web(web_chat, fake_web, stuck_search, web):
     """Beside a web leg (web: true) and before one (auto) the local search has a hard limit; past it the

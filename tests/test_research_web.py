@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from backend.api.app import create_app
 from backend.embeddings import LocalEmbedder
 from backend.llm import ExtractiveLLM
-from tests.test_chat_web import DOCS, INSIDE, OUTSIDE, fake_web_hit, stuck_search  # noqa: F401 (fixture)
+from tests.test_chat_web import DOCS, INSIDE, OUTSIDE, fake_web_hit
 
 pytestmark = pytest.mark.slow
 COMPOUND = f"{INSIDE}另外，{OUTSIDE}"
@@ -100,7 +100,8 @@ def test_a_section_whose_local_search_runs_past_its_limit_is_researched_on_the_w
         assert first.get("error") is None, first["error"]
         assert (first["route"], first["results"]) == ("web_fallback", 0)
         assert first["web_results"] > 0
-        assert body["sources"] and all(s["kind"] == "web" for s in body["sources"])
+        assert body["sources"]
+        assert all(s["kind"] == "web" for s in body["sources"])
         assert "预取" in body["report"]
     finally:
         next(made, None)
