@@ -88,6 +88,11 @@ def test_deleting_a_document_leaves_no_copy_of_its_text_and_old_answers_say_it_w
     assert stored["sources"][0]["snippet"] == ""
     assert stored["report"] == report["content"]
     assert [s.get("deleted", False) for s in stored["sources"][1:]] == [False] * (len(stored["sources"]) - 1)
+    # Its evidence records (migration 030): the deleted document's statement and title erased.
+    records = stored["diagnostics"]["sections"][0]["evidence_records"]
+    gone = [r for r in records if r["document_id"] == doc]
+    assert gone
+    assert all((r["deleted"], r["statement"], r["source"]) == (True, "", "") for r in gone)
 
 
 def test_re_ingesting_keeps_the_old_passage_and_marks_it_changed(client):

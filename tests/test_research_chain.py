@@ -141,8 +141,10 @@ def test_the_entities_reflection_names_are_checked_in_the_encyclopedia_alone(run
     assert "约翰·古尔德" not in other.queries  # the check asks the encyclopedia only
     assert section["pool"].get("web", 0) >= 1  # its entry is evidence of the section
     by_id = {r["id"]: r for r in section["reflections"][0]["records"]}
-    assert by_id[1]["statement"] == "作者是约翰·古尔德"
-    assert by_id[1]["method"] == "llm"
+    assert (by_id[1]["method"], by_id[1]["reliability"]) == ("llm", "high")
+    assert "statement" not in by_id[1]  # a stored reflection keeps ratings, not the passage's words
+    cited = {r["id"]: r for r in section["evidence_records"]}
+    assert 1 not in cited or cited[1]["statement"] == "作者是约翰·古尔德"
 
 
 def test_without_an_encyclopedia_provider_the_check_is_skipped_and_says_so(run):

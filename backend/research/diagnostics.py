@@ -65,6 +65,7 @@ class EvidenceRecordOut(_Diag):
     statement: str = Field(description="the claim the passage supports, condensed")
     source: str
     url: str | None
+    document_id: str | None = Field(description="a local passage's document (null: a web page)")
     source_kind: Literal["document", "encyclopedia", "web"]
     reliability: Literal["high", "medium", "low"] = Field(
         description="heuristic: by source kind (documents, encyclopedia: high; web by domain class), one "
@@ -73,6 +74,21 @@ class EvidenceRecordOut(_Diag):
     agreement: int = Field(description="other sources (another document or site) stating the same")
     anchor_hits: int = Field(description="anchors of the sub-question the passage names")
     strong_hit: bool = Field(description="a multi-anchor hit: several anchors in one passage")
+    method: Literal["heuristic", "llm"]
+    deleted: bool = Field(
+        default=False, description="its document was deleted: statement and source erased (stored runs)"
+    )
+
+
+class RecordRatingOut(_Diag):
+    """An evidence record without the passage's words (the stream's reflection event has them all)."""
+
+    id: int
+    source_kind: Literal["document", "encyclopedia", "web"]
+    reliability: Literal["high", "medium", "low"]
+    agreement: int
+    anchor_hits: int
+    strong_hit: bool
     method: Literal["heuristic", "llm"]
 
 
@@ -88,7 +104,7 @@ class ReflectionOut(_Diag):
     hypotheses: list[str] = Field(description="claims not yet supported by the evidence")
     anchors: list[str]
     strong_hits: list[int] = Field(description="evidence ids of multi-anchor hits")
-    records: list[EvidenceRecordOut]
+    records: list[RecordRatingOut] = Field(description="the round's top evidence, rated")
 
 
 class EntityCheckOut(_Diag):
@@ -223,7 +239,10 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
         pool=state.pool.counts(),
         searches=[ResearchSearchOut(**_search_fields(q)) for q in state.queries if q],  # {}: cut short
         sufficiency=[SufficiencyOut(**v.as_event()) for v in state.verdicts],
-        reflections=[ReflectionOut(**r.as_event()) for r in state.reflections],
+        reflections=[
+            ReflectionOut(**{**r.as_event(), "records": [x.rating() for x in r.records]})
+            for r in state.reflections
+        ],
         entity_checks=[EntityCheckOut(**c) for c in state.entity_checks],
         candidates=[CandidateOut(**c) for c in candidate_rows(state)],
         evidence_records=[EvidenceRecordOut(**r.as_dict()) for r in cited_records(state, draft)],

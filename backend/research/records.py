@@ -59,6 +59,7 @@ class EvidenceRecord:
     statement: str  # the claim the passage supports, condensed
     source: str  # the document's title, or the page's title
     url: str | None
+    document_id: str | None  # a local passage's document (deleting it erases the record: migration 030)
     source_kind: Literal["document", "encyclopedia", "web"]
     reliability: Reliability
     agreement: int  # other sources (another document or site) that state the same
@@ -68,6 +69,12 @@ class EvidenceRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def rating(self) -> dict[str, Any]:
+        """The record without the passage's words (what a stored reflection keeps: the cited passages'
+        full records are the section's evidence_records, erased with their document)."""
+        keep = ("id", "source_kind", "reliability", "agreement", "anchor_hits", "strong_hit", "method")
+        return {k: v for k, v in asdict(self).items() if k in keep}
 
 
 def source_kind(item: EvidenceItem) -> Literal["document", "encyclopedia", "web"]:
@@ -119,6 +126,7 @@ def heuristic_records(items: Sequence[EvidenceItem], anchors: Sequence[str]) -> 
                 statement=condensed_statement(item.chunk.content, anchors),
                 source=item.chunk.title or item.chunk.url or "",
                 url=item.chunk.url,
+                document_id=None if item.chunk.kind == "web" else str(item.chunk.document_id),
                 source_kind=source_kind(item),
                 reliability=base_reliability(item),
                 agreement=0,

@@ -18,7 +18,7 @@ from backend.llm.parsing import clean_line
 from backend.research.records import EvidenceRecord, Reliability, apply_ratings, heuristic_records
 from backend.research.types import EvidenceItem
 from backend.text.answers import asks_for_a_name
-from backend.text.names import anchor_terms, candidate_set, named_entities
+from backend.text.names import anchor_count, anchor_terms, candidate_set, named_entities
 
 MAX_LIST = 5
 
@@ -60,7 +60,7 @@ class Reflection:
             "hypotheses": self.hypotheses,
             "anchors": self.anchors,
             "strong_hits": self.strong_hits,
-            "records": [r.as_dict() for r in self.records],
+            "records": [r.as_dict() for r in self.records],  # the event's; stored: ratings only
         }
 
 
@@ -82,7 +82,12 @@ def reflect(
     strong = [r.id for r in records if r.strong_hit]
     # A strong hit is the best evidence there is: it comes first wherever the top evidence is read.
     texts = [i.chunk.content for i in sorted(ranked, key=lambda i: i.id not in strong)]
-    established = [r.statement for r in records if r.statement and r.reliability != "low"][:3]
+    # Heuristically, what is established is which anchors of the sub-question trusted evidence names
+    # (the question's words, never the passages': a stored run keeps no copy of a document's text).
+    trusted = " ".join(
+        i.chunk.content for i, r in zip(ranked, records, strict=True) if r.reliability != "low"
+    )
+    established = [a for a in anchors if anchor_count(trusted, [a])]
     candidates = candidate_set(question, texts[:3]) if asks_for_a_name(question) else []
     entities = named_entities(question, limit=max_entities)
     if len(entities) < max_entities and texts:
