@@ -108,7 +108,7 @@ def run(make_services) -> Iterator[Callable[..., dict]]:
         result = response.json()
         stored = client.get(f"/research/{result['run_id']}").json()
         assert stored["result"]["diagnostics"] == result["diagnostics"]  # the run keeps what was answered
-        return result
+        return {**result, "stored_plan": stored["plan"]}
 
     yield research
     for client in clients:
@@ -350,6 +350,7 @@ def test_global_verify_loops_are_bounded_by_max_loops(run):
     assert [s["loop"] for s in d["sections"]] == [0, 1, 2]
     assert d["chain"]["loops"] == 2
     assert body["partial"] is False
+    assert [s["loop"] for s in body["stored_plan"]["sections"]] == [0, 1, 2]  # the run's plan has them
 
 
 @pytest.mark.parametrize("reply", ["The chain looks incomplete.", {"sufficient": "maybe", "gaps": "x"}])

@@ -116,6 +116,8 @@ class ResearchService:
                 plan.update(method=event["method"], sections=event["sections"])
                 # Recorded as soon as it exists, so a client reading the run mid-way sees the plan.
                 pending.append(asyncio.ensure_future(asyncio.to_thread(self._record_plan, run, dict(plan))))
+            if event["type"] == "plan_gaps":  # the global verify's gaps join the plan (stored at the end)
+                plan["sections"] = [*plan.get("sections", []), *event["sections"]]
             if emit is not None:
                 emit(event)
 
