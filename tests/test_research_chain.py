@@ -213,6 +213,7 @@ def test_an_encyclopedia_entry_is_rated_high_and_a_forum_post_low():
         item(2, "https://www.zhihu.com/q/1", "有人说黄笑嬿为内海俊夫配音。"),
         item(3, "https://example.com/a", "张欣在猫眼三姐妹里为内海俊夫配音。"),
         item(4, "https://example.org/b", "猫眼三姐妹的内海俊夫由张欣配音。"),
+        item(5, "https://notgov.cn/c", "内海俊夫。"),  # not under gov.cn: an ordinary page
     ]
     records = heuristic_records(items, ["张欣", "内海俊夫", "猫眼三姐妹"])
     assert [(r.source_kind, r.reliability) for r in records] == [
@@ -220,8 +221,9 @@ def test_an_encyclopedia_entry_is_rated_high_and_a_forum_post_low():
         ("web", "low"),
         ("web", "high"),  # medium, raised: another site states the same
         ("web", "high"),
+        ("web", "medium"),
     ]
-    assert [r.strong_hit for r in records] == [False, False, True, True]
+    assert [r.strong_hit for r in records] == [False, False, True, True, False]
 
 
 # --- 3d candidate sets and multi-anchor hits ------------------------------------------------------

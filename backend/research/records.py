@@ -93,9 +93,9 @@ def base_reliability(item: EvidenceItem) -> Reliability:
     if kind != "web":
         return "high"
     host = _host(item.chunk.url)
-    if any(host.endswith(d) or host == d.lstrip(".") for d in _HIGH_DOMAINS):
+    if any(_under(host, d) for d in _HIGH_DOMAINS):
         return "high"
-    if any(host == d or host.endswith("." + d) for d in _LOW_DOMAINS):
+    if any(_under(host, d) for d in _LOW_DOMAINS):
         return "low"
     return "medium"
 
@@ -172,6 +172,13 @@ def _agreeing(
 def _origin(item: EvidenceItem) -> str:
     chunk = item.chunk
     return _host(chunk.url) if chunk.kind == "web" else str(chunk.document_id)
+
+
+def _under(host: str, domain: str) -> bool:
+    """`host` is `domain` or one of its subdomains (".gov": any host in that top-level domain)."""
+    if domain.startswith("."):
+        return host.endswith(domain)
+    return host == domain or host.endswith("." + domain)
 
 
 def _host(url: str | None) -> str:
