@@ -245,7 +245,8 @@ class ChatDiagnostics(_Diag):
         description="gemini, extractive or scripted (an answer); clarify (a question back); not_found "
         "(the documents do not hold the answer and nothing else did: no model was asked); "
         "conversational (a fixed small-talk reply); needs_model (an instruction that needs a language "
-        "model, none configured)"
+        "model, none configured); nothing_to_rework (an instruction about an answer none of whose "
+        "sources can still be read)"
     )
     llm: str | None = Field(description="the model that wrote the answer, if one did")
     total_ms: float = 0.0
