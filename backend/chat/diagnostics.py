@@ -148,7 +148,10 @@ class ConfidenceSummary(_Diag):
     best_overall_score: float
     need_hitl: bool = Field(description="two candidate documents compete: clarify rather than guess")
     web_fallback: bool = Field(description="the documents likely do not answer the question")
-    score_ratio: float | None = Field(description="runner-up document score / best score")
+    score_ratio: float | None = Field(
+        description="runner-up document score / best score (the runner-up: the next document scored by the "
+        "same model as the best, v6 on)"
+    )
 
 
 DropReason = Literal["duplicate", "near_duplicate", "budget"]
