@@ -17,6 +17,7 @@ from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
 from backend.text import clean_query, query_terms
 from backend.text.segment import stopwords, words
+from backend.web.routing import classify as classify_engine
 
 _SENTENCES = re.compile(r"(?<=[？?！!；;。])\s*|\n+")
 # Words that open a further question after a sentence end: dropped, the rest is the question.
@@ -134,7 +135,8 @@ def _section(part: str, queries_per_section: int) -> SectionPlan:
         question += "？" if re.search(r"[\u4e00-\u9fff]", part) else "?"
     queries = _dedupe([question, keywords(part)])[: max(1, queries_per_section)]
     title = part if len(part) <= TITLE_CHARS else part[: TITLE_CHARS - 1].rstrip() + "…"
-    return SectionPlan(title=title, question=question, queries=queries)
+    _, engines, reason = classify_engine(part)
+    return SectionPlan(title, question, queries, engine=engines[0], engine_reason=f"rule: {reason}")
 
 
 def keywords(text: str, limit: int = 8) -> str:
