@@ -300,3 +300,17 @@ def test_without_a_web_leg_a_search_past_the_statement_limit_is_a_504_that_says_
     assert "DB_STATEMENT_TIMEOUT_MS" in response.json()["detail"]
     assert fake_web.count("/search") == 0
     assert client.get("/conversations").json() == []
+
+
+def test_chats_web_fallback_goes_to_the_engine_the_routing_rule_names(web_chat, fake_web):
+    client = web_chat(web_search_provider=None, **fake_web.engine_settings("bocha", "serper"))
+    body = chat(client, OUTSIDE)
+    [leg] = body["diagnostics"]["web"]["providers"]
+    assert (leg["provider"], leg["route"], leg["query"]) == ("bocha", "Chinese -> bocha", OUTSIDE)
+    assert fake_web.count("/v1/web-search") == 1
+    assert fake_web.count("/search") == 0  # Serper was not asked a Chinese question
+    assert any(s["provider"] == "bocha" and s["cited"] for s in body["sources"])
+    english = chat(client, "How many days does climbing Mount Kilimanjaro take?")
+    [leg] = english["diagnostics"]["web"]["providers"]
+    assert (leg["provider"], leg["route"]) == ("serper", "English -> serper")
+    assert fake_web.count("/v1/web-search") == 1

@@ -93,7 +93,7 @@ def _engine(value: Any, question: str) -> tuple[str, str]:
     if named in ROUTED_ENGINES:
         return named, "the plan's model chose it"
     _, engines, reason = classify(question)
-    why = f"the model named an unknown engine {value!r}" if named else "the model named no engine"
+    why = "the model named no engine" if value is None else f"the model named an unknown engine {value!r}"
     return engines[0], f"rule: {reason} ({why})"
 
 

@@ -10,7 +10,6 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import NoDecode
 
-
 ProviderName = Literal["tavily", "searxng", "bocha", "serper", "baike", "semantic_scholar", "ncbi"]
 PROVIDER_NAMES: tuple[str, ...] = get_args(ProviderName)
 # What each provider cannot work without: (field, environment name, example) ...
@@ -41,9 +40,9 @@ _URLS = (
 
 class WebSettings(BaseModel):
     # --- web search (issue 13; seed: evidence-retention.md, unified web search and soft-wait) -----
-    web_search_provider: Literal[
-        "tavily", "searxng", "bocha", "serper", "baike", "semantic_scholar", "ncbi", "none"
-    ] | None = Field(
+    web_search_provider: (
+        Literal["tavily", "searxng", "bocha", "serper", "baike", "semantic_scholar", "ncbi", "none"] | None
+    ) = Field(
         default=None,
         description="One provider. None: the first of WEB_SEARCH_PROVIDERS, else tavily when "
         "TAVILY_API_KEY is set, else none.",

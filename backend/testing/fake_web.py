@@ -14,31 +14,32 @@ counts clients that hung up while it was still working (`disconnects`).
 from __future__ import annotations
 
 import argparse
-import re
 import threading
 import time
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from backend.ingest.html_text import html_to_article_text
+from backend.testing.fake_engines import (
+    BAIKE_CONTENT,
+    BAIKE_ENTRIES,
+    BAIKE_LIST,
+    EUTILS,
+    PAPERS,
+    BaikeEntry,
+    Paper,
+)
 from backend.testing.fake_web_corpus import PAGES, FakePage, render
 from backend.testing.fake_web_handler import make_handler
-from backend.testing.fake_web_state import Behaviour, RecordedRequest, State, clean_query
+from backend.testing.fake_web_state import (
+    SNIPPET_CHARS,
+    Behaviour,
+    RecordedRequest,
+    State,
+    clean_query,
+    terms,
+)
 from backend.web.urls import host_matches
-
-_TERMS = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9]+")
-_STOP = frozenset("the a an of in on and or to is are was what who how when where which does did do".split())
-SNIPPET_CHARS = 200
-
-
-def _terms(text: str) -> set[str]:
-    terms: set[str] = set()
-    for run in _TERMS.findall(text.lower()):
-        if run[0] >= "\u4e00":
-            terms.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
-        elif len(run) > 1 and run not in _STOP:
-            terms.add(run)
-    return terms
 
 
 class FakeWebServer:
@@ -53,6 +54,10 @@ class FakeWebServer:
         self._thread: threading.Thread | None = None
         for page in PAGES:
             self.add_page(page)
+        for entry in BAIKE_ENTRIES:
+            self.add_baike_entry(entry)
+        for paper in PAPERS:
+            self.add_paper(paper)
 
     # --- lifecycle --------------------------------------------------------------------------------
     @property
@@ -126,24 +131,66 @@ class FakeWebServer:
             self.base_url + p for p, (page, _) in self._state.pages.items() if page and page.slug == slug
         )
 
+    def add_baike_entry(self, entry: BaikeEntry) -> str:
+        """A Baike entry (found by its exact title), also served as a page; returns its URL."""
+        self._state.baike.append(entry)
+        html = f"<html><body><h1>{entry.title}</h1>" + "".join(f"<p>{p}</p>" for p in entry.paragraphs)
+        return self.add_page(path=entry.path, html=html + "</body></html>")
+
+    def add_paper(self, paper: Paper) -> None:
+        """A paper for Semantic Scholar (and PubMed, when it has a pmid)."""
+        self._state.papers.append(paper)
+
+    def register_boxes(self, query: str, **boxes: dict[str, Any]) -> None:
+        """Serper's answerBox / knowledgeGraph for `query`."""
+        self._state.boxes[clean_query(query).casefold()] = boxes
+
+    def engine_settings(self, *providers: str) -> dict[str, Any]:
+        """Settings that point every research engine at this server (WEB_SEARCH_PROVIDERS=providers)."""
+        base, key = self.base_url, self.api_key or "fake-key"
+        return {
+            "web_search_providers": list(providers),
+            "bocha_api_key": key,
+            "bocha_base_url": base,
+            "serper_api_key": key,
+            "serper_base_url": base,
+            "baike_api_key": key,
+            "baike_list_url": base + BAIKE_LIST,
+            "baike_content_url": base + BAIKE_CONTENT,
+            "semantic_scholar_base_url": base,
+            "ncbi_base_url": base + EUTILS.rstrip("/"),
+            "tavily_api_key": key,
+            "tavily_base_url": base,
+            "searxng_url": base,
+        }
+
     # --- search ----------------------------------------------------------------------------------
     def results_for(
-        self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]
+        self,
+        query: str,
+        max_results: int,
+        raw: bool,
+        include: list[str],
+        exclude: list[str],
+        *,
+        engine: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Corpus pages ranked by term overlap with the query (registered results win)."""
+        """Corpus pages ranked by term overlap with the query (registered results win); `engine`: only
+        pages that engine finds (FakePage.engines; none named: every web engine)."""
         registered = self._state.registered.get(clean_query(query).casefold())
         if registered is not None:
             return [dict(r) for r in registered][:max_results]
-        wanted = _terms(clean_query(query))
+        wanted = terms(clean_query(query))
         scored = []
         for path, (page, html) in self._state.pages.items():
             if (
                 page is None
+                or (engine and page.engines and engine not in page.engines)
                 or (include and not host_matches(page.site, include))
                 or host_matches(page.site, exclude)
             ):
                 continue
-            overlap = len(wanted & _terms(page.title + " " + page.text)) / max(1, len(wanted))
+            overlap = len(wanted & terms(page.title + " " + page.text)) / max(1, len(wanted))
             if overlap > 0:
                 scored.append((overlap, path, page, html))
         scored.sort(key=lambda item: -item[0])

@@ -83,7 +83,8 @@ class NcbiProvider(HttpProvider):
     NCBI_API_KEY, when set, is the `api_key` parameter (10 requests/s instead of 3)."""
 
     name = "ncbi"
-    _HINTS = {400: "the query was refused", 403: "check NCBI_API_KEY"}
+    # An invalid api_key is a 400 ({"error": "API key invalid"}) at E-utilities, not a 401.
+    _HINTS = {400: "the query or NCBI_API_KEY was refused", 403: "check NCBI_API_KEY"}
 
     def __init__(
         self,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 
 from backend.config import Settings
-from backend.web.cache import WebCache, WebCacheStore
 from backend.web.academic import NcbiProvider, SemanticScholarProvider
+from backend.web.cache import WebCache, WebCacheStore
 from backend.web.engines import BaikeProvider, BochaProvider, SerperProvider
 from backend.web.pages import PageLimits, PageReader, url_policy
 from backend.web.providers import SearxngProvider, TavilyProvider, WebSearchProvider

@@ -136,6 +136,4 @@ def route(text: str, configured: Sequence[str], *, prefer: str | None = None) ->
     if fallback is None:
         return Route((), kind, wanted, reason + "; no web provider is configured")
     missing = wanted[0]
-    return Route(
-        (fallback,), kind, wanted, f"{reason}; {missing} is not configured, so {fallback} ({lang})"
-    )
+    return Route((fallback,), kind, wanted, f"{reason}; {missing} is not configured, so {fallback} ({lang})")
