@@ -124,3 +124,13 @@ def test_a_models_engine_is_kept_when_known_else_the_rule_decides(engine, expect
     (section,) = sections_from_json({"sections": [item]}, lite)
     assert section.engine == expected
     assert section.engine_reason is not None and reason in section.engine_reason
+
+
+def test_a_bilingual_need_becomes_a_sub_question_per_language_engine():
+    plan = heuristic_plan("请结合中英文资料说明都江堰是谁修建的？", max_sections=4, queries_per_section=2)
+    assert [s.engine for s in plan.sections] == ["bocha", "serper"]
+    assert plan.sections[0].question == plan.sections[1].question
+    assert "bilingual" in (plan.sections[1].engine_reason or "")
+    one = heuristic_plan("请结合中英文资料说明都江堰是谁修建的？", max_sections=1, queries_per_section=2)
+    assert len(one.sections) == 1  # Occam's cap still holds
+    assert len(heuristic_plan("都江堰是谁修建的？", max_sections=4, queries_per_section=2).sections) == 1

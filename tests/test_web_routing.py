@@ -63,7 +63,12 @@ def test_an_entity_name_goes_to_baike_beside_the_chinese_engine():
         ("李白出生在哪里？", ("serper", "tavily"), ("tavily",), "bocha is not configured"),
         ("Who wrote Hamlet?", ("bocha",), ("bocha",), "serper is not configured"),
         ("张欣", ("bocha", "serper"), ("bocha",), "baike is not configured"),
-        ("clinical trials of CRISPR gene therapy", ("semantic_scholar", "serper"), ("semantic_scholar",), "ncbi"),
+        (
+            "clinical trials of CRISPR gene therapy",
+            ("semantic_scholar", "serper"),
+            ("semantic_scholar",),
+            "ncbi",
+        ),
         ("papers on graph neural networks", ("serper", "bocha"), ("serper",), "semantic_scholar is not"),
         # only general engines: every query goes to each, as before routing existed
         ("李白出生在哪里？", ("tavily", "searxng"), ("tavily", "searxng"), "every provider"),
@@ -143,7 +148,10 @@ def test_results_per_query_go_up_to_25_and_no_further():
         ({"WEB_SEARCH_PROVIDERS": "baike", "BAIKE_API_KEY": "k", "BAIKE_LIST_URL": ""}, "BAIKE_LIST_URL"),
         ({"WEB_SEARCH_PROVIDERS": "bocha,bing", "BOCHA_API_KEY": "k"}, "unknown provider"),
         ({"WEB_SEARCH_PROVIDERS": "none,bocha"}, "cannot mix none"),
-        ({"WEB_SEARCH_PROVIDER": "serper", "WEB_SEARCH_PROVIDERS": "bocha", "BOCHA_API_KEY": "k"}, "disagree"),
+        (
+            {"WEB_SEARCH_PROVIDER": "serper", "WEB_SEARCH_PROVIDERS": "bocha", "BOCHA_API_KEY": "k"},
+            "disagree",
+        ),
         ({"WEB_SEARCH_PROVIDER": "bocha"}, "BOCHA_API_KEY"),
         ({"WEB_SEARCH_PROVIDERS": "ncbi", "NCBI_BASE_URL": "eutils.ncbi.nlm.nih.gov"}, "NCBI_BASE_URL"),
     ],
@@ -166,4 +174,21 @@ def test_the_one_provider_and_the_list_agree(monkeypatch):
     one = Settings(_env_file=None, web_search_provider="serper")
     assert one.resolved_web_search_providers == ("serper",)
     # Academic engines need no key.
-    assert Settings(_env_file=None, web_search_providers="ncbi,semantic_scholar").resolved_web_search_providers
+    assert Settings(
+        _env_file=None, web_search_providers="ncbi,semantic_scholar"
+    ).resolved_web_search_providers
+
+
+@pytest.mark.parametrize("question", ["介绍一下张欣", "张欣是谁？", "谁是张欣", "什么是都江堰？"])
+def test_a_question_about_one_entity_asks_baike_for_the_name(fake_web, question):
+    web = engine_web(fake_web, "bocha", "baike")
+    legs = web.legs(question, caller=CALLER)
+    assert [leg.provider.name for leg in legs] == ["baike", "bocha"]
+    assert legs[0].query == question.strip("介绍一下谁是什么是？")  # the name alone
+    assert legs[1].query == question  # the web engine gets the natural-language question
+    assert "entity" in (legs[0].diagnostics.route or "")
+
+
+def test_a_question_that_only_mentions_an_entity_is_not_sent_to_baike():
+    assert classify("张欣在贞观之治里为谁配音？")[0] == "zh"
+    assert classify("都江堰是谁修建的？")[0] == "zh"

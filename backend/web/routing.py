@@ -55,6 +55,12 @@ _ASKING = re.compile(
 )
 _VERBISH = re.compile(r"[的了是在有和与及]")  # a phrase with these is a description, not a name
 MAX_ENTITY_CHARS = 16
+# "Who/what is X" asked of one name: X is the entity (seed: Baike takes the name, never the question).
+_ENTITY_QUESTION = (
+    re.compile(r"^(?:请)?(?:简单)?(?:介绍一下|介绍|简介)(?P<name>.+?)[。.？?！!]*$"),
+    re.compile(r"^(?:谁是|什么是)(?P<name>.+?)[？?]*$"),
+    re.compile(r"^(?P<name>.+?)是(?:谁|什么人|什么)[？?]*$"),
+)
 
 # Who serves a kind when its engine is missing, best first.
 _FALLBACK: dict[str, tuple[str, ...]] = {
@@ -72,6 +78,7 @@ class Route:
     kind: Kind
     wanted: tuple[str, ...]
     reason: str
+    entity: str | None = None  # the name Baike is asked for (the query itself may be a question)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -79,6 +86,7 @@ class Route:
             "kind": self.kind,
             "wanted": list(self.wanted),
             "reason": self.reason,
+            "entity": self.entity,
         }
 
 
@@ -102,14 +110,28 @@ def is_entity_name(text: str) -> bool:
     )
 
 
+def entity_of(text: str) -> str | None:
+    """The entity name `text` is, or asks about as a whole ("介绍一下张欣", "张欣是谁？"); None otherwise."""
+    name = text.strip()
+    if is_entity_name(name):
+        return name
+    for pattern in _ENTITY_QUESTION:
+        found = pattern.match(name)
+        if found and is_entity_name(found["name"].strip("《》“”\"' ")):
+            return found["name"].strip("“”\"' ")
+    return None
+
+
 def classify(text: str) -> tuple[Kind, tuple[str, ...], str]:
     """The rule's kind for `text`, the engines it names (first is the rule's engine) and why."""
     if _ACADEMIC.search(text):
         if _BIOMEDICAL.search(text):
             return "academic", ("ncbi",), "an academic question on a biomedical subject -> ncbi"
         return "academic", ("semantic_scholar",), "an academic question -> semantic_scholar"
-    if is_entity_name(text):
-        return "entity", ("baike", "bocha"), "a pure entity name -> baike (beside bocha)"
+    name = entity_of(text)
+    if name is not None:
+        said = "a pure entity name" if name == text.strip() else f"a question about the entity {name}"
+        return "entity", ("baike", "bocha"), f"{said} -> baike (beside bocha)"
     if language(text) == "zh":
         return "zh", ("bocha",), "Chinese -> bocha"
     return "en", ("serper",), "English -> serper"
@@ -119,14 +141,17 @@ def route(text: str, configured: Sequence[str], *, prefer: str | None = None) ->
     """The configured engines `text` goes to. `prefer` (the plan's engine for its section) replaces the
     rule when it names a routed engine."""
     kind, wanted, reason = classify(text)
+    entity = entity_of(text)
     if prefer in ROUTED_ENGINES and prefer not in wanted[:1]:
         wanted, reason = (prefer,), f"the plan names {prefer}"
     if configured and not set(configured) & set(ROUTED_ENGINES):
         # Only general engines (Tavily, SearXNG): every query goes to each of them, as before routing.
-        return Route(tuple(configured), kind, wanted, f"{reason}; none is configured, so every provider")
+        return Route(
+            tuple(configured), kind, wanted, f"{reason}; none is configured, so every provider", entity
+        )
     engines = tuple(e for e in wanted if e in configured)
     if engines and engines[0] == wanted[0]:
-        return Route(engines, kind, wanted, reason)
+        return Route(engines, kind, wanted, reason, entity)
     # The rule's engine is missing: the configured engine that serves the text's language best.
     lang = language(text)
     academic = tuple(e for e in ("semantic_scholar", "ncbi") if e != wanted[0]) if kind == "academic" else ()
@@ -134,6 +159,6 @@ def route(text: str, configured: Sequence[str], *, prefer: str | None = None) ->
     if fallback is None:
         fallback = next(iter(configured), None)
     if fallback is None:
-        return Route((), kind, wanted, reason + "; no web provider is configured")
+        return Route((), kind, wanted, reason + "; no web provider is configured", entity)
     missing = wanted[0]
     return Route((fallback,), kind, wanted, f"{reason}; {missing} is not configured, so {fallback} ({lang})")

@@ -16,7 +16,7 @@ from backend.errors import WebSearchError
 from backend.web.cache import CachedProvider, WebCache
 from backend.web.pages import DeepReadReport, PageReader, deep_read
 from backend.web.providers import WebSearchProvider
-from backend.web.routing import Route
+from backend.web.routing import Route, entity_of
 from backend.web.routing import route as route_query
 from backend.web.types import ProviderDiagnostics, SearchOptions, WebResult
 from backend.web.urls import domain_permitted
@@ -155,12 +155,13 @@ class WebSearch:
             names, reason = chosen.engines, chosen.reason
         else:
             names, reason = tuple(engines), "asked for by name"
+        entity = entity_of(query)  # Baike is asked for the name, even when the query asks about it
         by_name = {p.name: p for p in self.providers}
         cache = self._cache
         return [
             WebLeg(
                 CachedProvider(provider, cache, caller=caller) if cache is not None else provider,
-                query,
+                entity if entity and provider.name == "baike" else query,
                 options or self.options,
                 reader=self._reader,
                 deep_read_top_n=self._top_n if deep_read_top_n is None else deep_read_top_n,
