@@ -14,7 +14,6 @@ import pytest
 from backend.config import Settings
 from backend.errors import WebSearchError
 from backend.web import SearchOptions, create_provider
-from backend.web.retry import RetryPolicy
 
 ENGINES = ("bocha", "serper", "baike", "semantic_scholar", "ncbi")
 # A query each engine's fake answers, and a title its top hit has.
@@ -45,15 +44,13 @@ def engine_settings(fake_web, *names, **overrides) -> Settings:
     return Settings(_env_file=None, **values)
 
 
-def run(fake_web, name, query, *, options=None, policy=None, **overrides):
+def run(fake_web, name, query, *, options=None, **overrides):
     settings = engine_settings(fake_web, name, **overrides)
 
     async def go():
         async with httpx.AsyncClient() as client:
             provider = create_provider(settings, client, name)
             assert provider is not None
-            if policy is not None:
-                provider._policy = policy
             return await provider.search(query, options or SearchOptions(max_results=5))
 
     return asyncio.run(go())
@@ -130,7 +127,8 @@ def test_an_academic_hit_carries_its_abstract_so_it_is_not_read_again(fake_web):
     for name in ("semantic_scholar", "ncbi"):
         query, _ = FOUND[name]
         top = run(fake_web, name, query).results[0]
-        assert top.raw_content and top.content in top.raw_content
+        assert top.raw_content
+        assert top.content in top.raw_content
     assert [r.path for r in fake_web.requests][-2:] == [
         "/entrez/eutils/esearch.fcgi",
         "/entrez/eutils/efetch.fcgi",
@@ -173,7 +171,6 @@ def test_a_body_that_is_not_json_is_a_bad_response(fake_web, name):
 
 @pytest.mark.parametrize("name", ENGINES)
 def test_a_hung_engine_times_out(fake_web, name):
-    policy = RetryPolicy(timeout_s=0.3, max_retries=0, backoff_base_s=0.01)
     with pytest.raises(WebSearchError) as info:
-        run(fake_web, name, FOUND[name][0] + " fake:hang=30", policy=policy)
+        run(fake_web, name, FOUND[name][0] + " fake:hang=30", web_timeout_s=0.3, web_max_retries=0)
     assert info.value.kind == "timeout"

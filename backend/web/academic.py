@@ -44,7 +44,11 @@ class SemanticScholarProvider(HttpProvider):
         self._url = base_url.rstrip("/") + "/graph/v1/paper/search"
 
     async def search(self, query: str, options: SearchOptions) -> ProviderResponse:
-        params = {"query": query, "limit": min(options.max_results, S2_MAX_LIMIT), "fields": S2_FIELDS}
+        params: dict[str, str | int] = {
+            "query": query,
+            "limit": min(options.max_results, S2_MAX_LIMIT),
+            "fields": S2_FIELDS,
+        }
         headers = {"x-api-key": self._key} if self._key else {}
         data, attempts = await self._json(
             lambda: self._client.build_request("GET", self._url, params=params, headers=headers),
