@@ -14,6 +14,7 @@ counts clients that hung up while it was still working (`disconnects`).
 from __future__ import annotations
 
 import argparse
+import math
 import threading
 import time
 from http.server import ThreadingHTTPServer
@@ -52,6 +53,7 @@ class FakeWebServer:
         self._server.daemon_threads = True
         self._server.handle_error = lambda *args: None  # type: ignore[method-assign]  # clients hang up
         self._thread: threading.Thread | None = None
+        self._terms: dict[str, set[str]] = {}  # page path -> its terms (pages are added, never changed)
         for page in PAGES:
             self.add_page(page)
         for entry in BAIKE_ENTRIES:
@@ -124,6 +126,7 @@ class FakeWebServer:
         if page is not None:
             path, html = page.path, render(page)
         self._state.pages[path] = (page, html)
+        self._terms.pop(path, None)
         return self.base_url + path
 
     def page_url(self, slug: str) -> str:
@@ -175,12 +178,15 @@ class FakeWebServer:
         *,
         engine: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Corpus pages ranked by term overlap with the query (registered results win); `engine`: only
-        pages that engine finds (FakePage.engines; none named: every web engine)."""
+        """Corpus pages ranked by the query terms they share, a rare term weighing more (idf, as a real
+        engine ranks; registered results win); `engine`: only pages that engine finds (FakePage.engines;
+        none named: every web engine)."""
         registered = self._state.registered.get(clean_query(query).casefold())
         if registered is not None:
             return [dict(r) for r in registered][:max_results]
         wanted = terms(clean_query(query))
+        weights = self._idf(wanted)
+        total = sum(weights.values()) or 1.0
         scored = []
         for path, (page, html) in self._state.pages.items():
             if (
@@ -190,11 +196,25 @@ class FakeWebServer:
                 or host_matches(page.site, exclude)
             ):
                 continue
-            overlap = len(wanted & terms(page.title + " " + page.text)) / max(1, len(wanted))
+            overlap = sum(weights[t] for t in wanted & self._page_terms(path, page)) / total
             if overlap > 0:
                 scored.append((overlap, path, page, html))
         scored.sort(key=lambda item: -item[0])
         return [self._result(p, page, html, overlap, raw) for overlap, p, page, html in scored[:max_results]]
+
+    def _page_terms(self, path: str, page: FakePage) -> set[str]:
+        found = self._terms.get(path)
+        if found is None:
+            found = self._terms[path] = terms(page.title + " " + page.text)
+        return found
+
+    def _idf(self, wanted: set[str]) -> dict[str, float]:
+        pages = [(path, page) for path, (page, _) in self._state.pages.items() if page is not None]
+        n = len(pages)
+        return {
+            t: math.log(1 + n / (1 + sum(t in self._page_terms(path, page) for path, page in pages)))
+            for t in wanted
+        }
 
     def _result(self, path: str, page: FakePage, html: str, overlap: float, raw: bool) -> dict[str, Any]:
         text = html_to_article_text(html)[1]
