@@ -1,5 +1,6 @@
 """A fake web on 127.0.0.1 for tests and the demo: Tavily's `POST /search`, SearXNG's
-`GET /search?format=json`, and the pages their results link to. Nothing here touches the internet.
+`GET /search?format=json`, the research engines (Bocha, Serper, Baike, Semantic Scholar, NCBI:
+backend/testing/fake_engines.py) and the pages their results link to. Nothing here touches the internet.
 
 Behaviours are chosen per server (`server.behaviour = Behaviour(...)`) or per query with keywords the
 ranking ignores: `fake:latency=800` (ms), `fake:429` / `fake:503` (every time) or `fake:429x2` (the
@@ -256,6 +257,12 @@ def main(argv: list[str] | None = None) -> None:
         f"  TAVILY_BASE_URL={server.base_url} TAVILY_API_KEY={args.api_key} WEB_ALLOW_PRIVATE_ADDRESSES=true"
     )
     print(f"  (or WEB_SEARCH_PROVIDER=searxng SEARXNG_URL={server.base_url})")
+    print("  or the research engines, each query routed to one of them:")
+    engines = server.engine_settings("bocha", "serper", "baike", "semantic_scholar", "ncbi")
+    for name, value in engines.items():
+        if not name.startswith(("tavily", "searxng")):
+            shown = ",".join(value) if isinstance(value, list) else value
+            print(f"  {name.upper()}={shown}")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
