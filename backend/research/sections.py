@@ -230,6 +230,8 @@ async def search(
                 mode="research",
                 caller=ctx.identity.cache_scope,
                 engine=section.plan.engine,
+                # Past WEB_LOCAL_TIMEOUT_S the web's hits stand alone, as in /chat (no documents read).
+                unsearched=lambda: ctx.retrieval.unsearched(request, identity=ctx.identity),
             )
             passages = await asyncio.to_thread(
                 web_passages, beyond.hits, ctx.embedder, beyond.search.embedding, ctx.settings
