@@ -25,6 +25,7 @@ from backend.testing.fake_engines import BaikeEntry
 from backend.testing.fake_web_corpus import FakePage
 from backend.web.routing import is_entity_name
 from bench.answers.scoring import load_answers, sample_ids
+from bench.common.beir import DatasetsMissing
 
 Kind = Literal["zh", "en", "entity"]
 EXPECTED_ENGINE: dict[str, str] = {"zh": "bocha", "en": "serper", "entity": "baike"}
@@ -102,6 +103,17 @@ def _page(doc: dict[str, str], lang: str, engine: str) -> FakePage:
 
 def build_web_set(datasets_dir: Path, count: int, seed: str) -> WebSet:
     """`count` compounds (and the fake web that answers them) from cmrc2018-dev and xquad-en-dev."""
+    for name in (ZH_SET, EN_SET):
+        missing = [
+            f
+            for f in ("corpus.jsonl", "queries.jsonl", "qrels.tsv", "answers.jsonl")
+            if not (datasets_dir / name / f).is_file()
+        ]
+        if missing:
+            raise DatasetsMissing(
+                f"bench.research --web needs {datasets_dir / name} with {', '.join(missing)} "
+                "(pass --datasets-dir, or set BENCH_DATASETS_DIR)"
+            )
     zh_docs = _corpus(datasets_dir / ZH_SET / "corpus.jsonl")
     en_docs = _corpus(datasets_dir / EN_SET / "corpus.jsonl")
     # Entity documents: a title that is a pure name, one per title (Baike has one main sense per name).
