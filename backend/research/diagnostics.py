@@ -30,6 +30,12 @@ class ResearchSearchOut(_Diag):
     confidence_level: str | None = None
     best_overall_score: float | None = None
     error: str | None = Field(default=None, description="why the search failed (the run went on)")
+    engines: list[str] | None = Field(
+        default=None, description="the web engines this search went to (null: no web leg ran)"
+    )
+    engine_reason: str | None = Field(
+        default=None, description="why those engines: the routing rule or the plan (backend/web/routing.py)"
+    )
 
 
 class SufficiencyOut(_Diag):
@@ -62,6 +68,8 @@ class SectionDiagnostics(_Diag):
     index: int
     title: str
     question: str
+    engine: str | None = Field(default=None, description="the web engine the plan names for the section")
+    engine_reason: str | None = Field(default=None, description="why: the plan's model, or the routing rule")
     rounds: int = Field(description="gap-search rounds run")
     stop_reason: str | None = Field(
         description="sufficient, max_loops, no new queries, or budget: <name> (the report is then partial)"
@@ -114,6 +122,8 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
         index=state.index,
         title=state.plan.title,
         question=state.plan.question,
+        engine=state.plan.engine,
+        engine_reason=state.plan.engine_reason,
         rounds=state.rounds,
         stop_reason=state.stop_reason,
         sufficient=state.sufficient,

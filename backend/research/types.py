@@ -42,9 +42,19 @@ class SectionPlan:
     title: str
     question: str  # self-contained: searched and written on its own
     queries: list[str]  # the first round's searches, the section question first
+    # The web engine its searches go to (backend/web/routing.py names; seed: one engine per
+    # sub-question) and why: the model's choice, or the routing rule's.
+    engine: str | None = None
+    engine_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "question": self.question, "queries": list(self.queries)}
+        return {
+            "title": self.title,
+            "question": self.question,
+            "queries": list(self.queries),
+            "engine": self.engine,
+            "engine_reason": self.engine_reason,
+        }
 
 
 @dataclass(frozen=True)
