@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-fast test-distributed lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research bench-where bench-distributed clean-data
+.PHONY: install run test test-fast test-distributed lint bench bench-quality bench-rerank bench-ingest bench-latency bench-soak bench-research bench-research-web bench-where bench-distributed clean-data
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ bench-ingest: install
 ## bench-research: deep research on compound questions from the development sets, beside /chat (issue 14)
 bench-research: install
 	$(BIN)/python -m bench.research --all --compounds 40
+
+## bench-research-web: compound questions answered only from the fake Bocha / Serper / Baike (issue 30)
+bench-research-web: install
+	$(BIN)/python -m bench.research --web --compounds 40
 
 ## bench-distributed: on a running cluster (python -m backend cluster up): retrieval quality against one
 ## node on the development sets, then router / fan-out latency at 100k chunks (docs/benchmarks.md)

@@ -20,7 +20,7 @@ from backend.settings.ingest import DEFAULT_METADATA_WHITELIST, IngestSettings
 from backend.settings.research import ResearchSettings
 from backend.settings.search import SearchSettings
 from backend.settings.server import ServerSettings
-from backend.settings.web import WebSettings
+from backend.settings.web import WebSettings, web_search_problems
 from backend.settings.where import WhereSettings
 
 __all__ = ["DEFAULT_METADATA_WHITELIST", "MAX_MATCH_COUNT", "Settings", "get_settings"]
@@ -226,19 +226,21 @@ class Settings(
             return [d.strip().lower().removeprefix("*.").strip(".") for d in map(str, value) if d.strip()]
         return value
 
+    @field_validator("web_search_providers", mode="before")
+    @classmethod
+    def _provider_list(cls, value: object) -> object:
+        """A comma-separated string or a JSON list of provider names, lower-cased."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if isinstance(value, list | tuple):
+            return [str(v).strip().lower() for v in value if str(v).strip()]
+        return value
+
     @model_validator(mode="after")
     def _check_web_search(self) -> Settings:
-        provider = self.resolved_web_search_provider
-        if provider == "tavily" and not self.tavily_key:
-            raise ValueError(
-                "WEB_SEARCH_PROVIDER=tavily needs TAVILY_API_KEY (or set WEB_SEARCH_PROVIDER=none)"
-            )
-        if provider == "searxng" and not self.searxng_url.strip():
-            raise ValueError("WEB_SEARCH_PROVIDER=searxng needs SEARXNG_URL (e.g. http://localhost:8888)")
-        for name in ("tavily_base_url", "searxng_url"):
-            url = getattr(self, name).strip()
-            if url and not url.startswith(("http://", "https://")):
-                raise ValueError(f"{name.upper()} must be an http(s) URL, got {url!r}")
+        for problem in web_search_problems(self):
+            raise ValueError(problem)
         return self
 
     def _rerank_problems(self) -> list[str]:
@@ -363,12 +365,6 @@ class Settings(
     def tavily_key(self) -> str:
         """The Tavily key, blank when unset (never logged: callers put it in a header only)."""
         return self.tavily_api_key.get_secret_value().strip() if self.tavily_api_key else ""
-
-    @property
-    def resolved_web_search_provider(self) -> Literal["tavily", "searxng", "none"]:
-        if self.web_search_provider:
-            return self.web_search_provider
-        return "tavily" if self.tavily_key else "none"
 
 
 @lru_cache(maxsize=1)

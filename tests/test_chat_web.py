@@ -309,3 +309,17 @@ def test_a_local_search_past_its_limit_gives_its_database_connection_back(web_ch
     finally:
         ended.wait(10)
         retrieval.search = search
+
+
+def test_chats_web_fallback_goes_to_the_engine_the_routing_rule_names(web_chat, fake_web):
+    client = web_chat(web_search_provider=None, **fake_web.engine_settings("bocha", "serper"))
+    body = chat(client, OUTSIDE)
+    [leg] = body["diagnostics"]["web"]["providers"]
+    assert (leg["provider"], leg["route"], leg["query"]) == ("bocha", "Chinese -> bocha", OUTSIDE)
+    assert fake_web.count("/v1/web-search") == 1
+    assert fake_web.count("/search") == 0  # Serper was not asked a Chinese question
+    assert any(s["provider"] == "bocha" and s["cited"] for s in body["sources"])
+    english = chat(client, "How many days does climbing Mount Kilimanjaro take?")
+    [leg] = english["diagnostics"]["web"]["providers"]
+    assert (leg["provider"], leg["route"]) == ("serper", "English -> serper")
+    assert fake_web.count("/v1/web-search") == 1

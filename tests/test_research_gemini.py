@@ -216,3 +216,16 @@ def test_a_malformed_gemini_answer_line_falls_back_to_extraction(make_client, fa
     answer = body["diagnostics"]["answer"]
     assert (answer["method"], answer["model_failure"]) == ("heuristic", "malformed output (no JSON object)")
     assert body["short_answer"] == "308分"
+
+
+def test_the_models_plan_names_each_sections_engine_and_an_unknown_one_is_replaced(make_client, fake):
+    sections = [dict(PLAN["sections"][0], engine="serper"), dict(PLAN["sections"][1], engine="google")]
+    fake.plan = lambda: json.dumps({"sections": sections}, ensure_ascii=False)
+    body = research(make_client(), "黑豹队的防守怎么样？考拉的作息呢？")
+    first, second = body["diagnostics"]["sections"]
+    assert (first["engine"], first["engine_reason"]) == ("serper", "the plan's model chose it")
+    assert second["engine"] == "bocha"  # the routing rule for a Chinese question
+    assert "unknown engine 'google'" in second["engine_reason"]
+    plan_request = next(b for p, b in fake.requests if "You plan" in b["contents"][-1]["parts"][0]["text"])
+    schema = plan_request["generationConfig"]["responseJsonSchema"]
+    assert "baike" in schema["properties"]["sections"]["items"]["properties"]["engine"]["enum"]

@@ -91,3 +91,46 @@ def test_a_models_plan_is_cleaned_deduplicated_and_capped():
     assert sections[0].queries == ["黑豹队的防守丢了多少分？", "黑豹队 失分"]
     assert sections[1].queries == ["考拉每天睡多久？", "考拉 睡眠"]
     assert sections_from_json({"sections": "two"}, lite) == []
+
+
+def test_each_heuristic_section_names_the_engine_the_routing_rule_picks():
+    plan = heuristic_plan(
+        "嫦娥六号带回了多少克月球背面样品？How tall is Mount Kilimanjaro?",
+        max_sections=4,
+        queries_per_section=2,
+    )
+    assert [s.engine for s in plan.sections] == ["bocha", "serper"]
+    assert plan.sections[0].engine_reason == "rule: Chinese -> bocha"
+    assert plan.sections[0].as_dict()["engine"] == "bocha"
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected", "reason"),
+    [
+        ("serper", "serper", "the plan's model chose it"),
+        (" Baike ", "baike", "the plan's model chose it"),
+        ("google", "bocha", "unknown engine 'google'"),  # not a known engine: the rule's
+        (None, "bocha", "named no engine"),
+        (["bocha"], "bocha", "unknown engine"),  # malformed: a list
+        (7, "bocha", "unknown engine"),
+        ("both", "bocha", "unknown engine 'both'"),  # the seed forbids "both": one engine per section
+    ],
+)
+def test_a_models_engine_is_kept_when_known_else_the_rule_decides(engine, expected, reason):
+    lite = preset("lite", Settings(_env_file=None))
+    item = {"title": "熊猫", "question": "大熊猫每天吃多少竹子？", "queries": ["大熊猫 竹子"]}
+    if engine is not None:
+        item["engine"] = engine
+    (section,) = sections_from_json({"sections": [item]}, lite)
+    assert section.engine == expected
+    assert reason in (section.engine_reason or "")
+
+
+def test_a_bilingual_need_becomes_a_sub_question_per_language_engine():
+    plan = heuristic_plan("请结合中英文资料说明都江堰是谁修建的？", max_sections=4, queries_per_section=2)
+    assert [s.engine for s in plan.sections] == ["bocha", "serper"]
+    assert plan.sections[0].question == plan.sections[1].question
+    assert "bilingual" in (plan.sections[1].engine_reason or "")
+    one = heuristic_plan("请结合中英文资料说明都江堰是谁修建的？", max_sections=1, queries_per_section=2)
+    assert len(one.sections) == 1  # Occam's cap still holds
+    assert len(heuristic_plan("都江堰是谁修建的？", max_sections=4, queries_per_section=2).sections) == 1

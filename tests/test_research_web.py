@@ -105,3 +105,38 @@ def test_a_section_whose_local_search_runs_past_its_limit_is_researched_on_the_w
         assert "预取" in body["report"]
     finally:
         next(made, None)
+
+
+def test_each_section_searches_the_engine_its_plan_names(make_services, fake_web, local_model):
+    services = make_services(
+        embedder=local_model,
+        llm=ExtractiveLLM(),
+        score_policies_dir=None,
+        web_search_provider=None,
+        **fake_web.engine_settings("bocha", "serper", "baike"),
+        web_allow_private_addresses=True,
+        web_backoff_base_s=0.01,
+        web_deep_read_top_n=0,
+    )
+    question = "大熊猫每天吃多少公斤竹子？How tall is Mount Kilimanjaro?"
+    with TestClient(create_app(services=services)) as test_client:
+        response = test_client.post("/research", json={"question": question, "web": True})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        run = test_client.get(f"/research/{body['run_id']}").json()
+    zh, en = body["diagnostics"]["sections"]
+    assert (zh["engine"], en["engine"]) == ("bocha", "serper")
+    assert zh["engine_reason"] == "rule: Chinese -> bocha"
+    assert {tuple(s["engines"]) for s in zh["searches"]} == {("bocha",)}
+    assert {tuple(s["engines"]) for s in en["searches"]} == {("serper",)}
+    assert all(s["engine_reason"] for s in zh["searches"] + en["searches"])
+    asked = {(r.path, r.query) for r in fake_web.requests if r.query}
+    assert ("/v1/web-search", "大熊猫每天吃多少公斤竹子？") in asked
+    assert ("/search", "How tall is Mount Kilimanjaro?") in asked
+    assert not any(r.path.startswith("/v2/baike") for r in fake_web.requests)  # no entity name asked
+    cited = {s["provider"] for s in body["sources"] if s["kind"] == "web"}
+    assert cited
+    assert cited <= {"bocha", "serper"}
+    # The stored plan (the plan event) names each section's engine and why.
+    assert [s["engine"] for s in run["plan"]["sections"]] == ["bocha", "serper"]
+    assert all(s["engine_reason"] for s in run["plan"]["sections"])

@@ -100,27 +100,9 @@ def answerability_confidence(
     """Score each candidate document; the best one's score, level, need_hitl and web fallback.
     The sentence-level features are read only when the policy weighs them (and `question` is given)."""
     scored = scored_candidates(candidates, policy.depth, policy.leg_depth, fusion)
-    background = background_cosine(scored)
-    branch = policy.cross_lingual
-    # v7: a cross-lingual document's lift against the branch's own, deeper background (of all candidates)
-    deep = (
-        ranked_background(candidates, branch.background_rank)
-        if branch is not None and branch.background_rank is not None
-        else None
-    )
-    sentence_level = question is not None and any(f in policy.all_weights for f in SENTENCE_FEATURES)
-    parents = []
-    for doc in document_evidence(scored, terms, term_idfs, question, read_sentences=sentence_level):
-        values = features(doc, deep if doc.cross_lingual and deep is not None else background)
-        parents.append((document_score(values, policy), doc, values))
-    parents.sort(key=lambda p: -p[0])  # stable: ties keep the fused order
-
+    parents = _scored_parents(candidates, scored, policy, terms, term_idfs, question)
     best = parents[0][0] if parents else 0.0
-    # The runner-up is the next document scored by the same model as the best: a ratio of scores means
-    # something within one model only (v6 on, a cross-lingual document is scored by the branch's, whose
-    # steeper scale would make a passage in the other language — often the same text translated — a
-    # rival of every good answer).
-    rival = next((p for p in parents[1:] if _model(p[1], policy) == _model(parents[0][1], policy)), None)
+    rival = _rival(parents, policy)
     runner = rival[0] if rival is not None else None
     ratio = runner / best if runner is not None and best > 0 else None
     # Clarify only between documents that each look like they hold the answer (never irrelevant
@@ -259,6 +241,45 @@ def risk_flags(
     if runner_up:
         flags.append("ambiguous_candidate")
     return flags
+
+
+Parent = tuple[float, DocumentEvidence, dict[str, float]]
+
+
+def _scored_parents(
+    candidates: Sequence[Candidate],
+    scored: Sequence[Candidate],
+    policy: AnswerabilityPolicy,
+    terms: Sequence[str],
+    term_idfs: Mapping[str, float] | None,
+    question: str | None,
+) -> list[Parent]:
+    """Each document of the scored head with its score and features, best first."""
+    background = background_cosine(scored)
+    branch = policy.cross_lingual
+    # v7: a cross-lingual document's lift against the branch's own, deeper background (of all candidates)
+    deep = (
+        ranked_background(candidates, branch.background_rank)
+        if branch is not None and branch.background_rank is not None
+        else None
+    )
+    sentence_level = question is not None and any(f in policy.all_weights for f in SENTENCE_FEATURES)
+    parents = []
+    for doc in document_evidence(scored, terms, term_idfs, question, read_sentences=sentence_level):
+        values = features(doc, deep if doc.cross_lingual and deep is not None else background)
+        parents.append((document_score(values, policy), doc, values))
+    parents.sort(key=lambda p: -p[0])  # stable: ties keep the fused order
+    return parents
+
+
+def _rival(parents: Sequence[Parent], policy: AnswerabilityPolicy) -> Parent | None:
+    """The runner-up: the next document scored by the same model as the best. A ratio of scores means
+    something within one model only (v6 on, a cross-lingual document is scored by the branch's, whose
+    steeper scale would make a passage in the other language — often the same text translated — a
+    rival of every good answer)."""
+    if not parents:
+        return None
+    return next((p for p in parents[1:] if _model(p[1], policy) == _model(parents[0][1], policy)), None)
 
 
 def _model(doc: DocumentEvidence, policy: AnswerabilityPolicy) -> str:

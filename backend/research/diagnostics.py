@@ -32,6 +32,12 @@ class ResearchSearchOut(_Diag):
     confidence_level: str | None = None
     best_overall_score: float | None = None
     error: str | None = Field(default=None, description="why the search failed (the run went on)")
+    engines: list[str] | None = Field(
+        default=None, description="the web engines this search went to (null: no web leg ran)"
+    )
+    engine_reason: str | None = Field(
+        default=None, description="why those engines: the routing rule or the plan (backend/web/routing.py)"
+    )
 
 
 class SufficiencyOut(_Diag):
@@ -132,6 +138,8 @@ class SectionDiagnostics(_Diag):
     index: int
     title: str
     question: str
+    engine: str | None = Field(default=None, description="the web engine the plan names for the section")
+    engine_reason: str | None = Field(default=None, description="why: the plan's model, or the routing rule")
     priority: Literal["high", "medium", "low"]
     loop: int = Field(description="0: the first plan; n: a gap the n-th global verify sent back")
     status: Literal["pending", "done", "pruned"]
@@ -229,6 +237,8 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
         index=state.index,
         title=state.plan.title,
         question=state.plan.question,
+        engine=state.plan.engine,
+        engine_reason=state.plan.engine_reason,
         priority=state.plan.priority,
         loop=state.plan.loop,
         status=state.status,

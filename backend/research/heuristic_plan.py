@@ -17,6 +17,7 @@ from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
 from backend.text import clean_query, query_terms
 from backend.text.segment import stopwords, words
+from backend.web.routing import classify as classify_engine
 
 _SENTENCES = re.compile(r"(?<=[？?！!；;。])\s*|\n+")
 # Words that open a further question after a sentence end: dropped, the rest is the question.
@@ -45,6 +46,12 @@ _EN_INTERROGATIVE = re.compile(
     re.IGNORECASE,
 )
 _EN_REQUEST = re.compile(r"^(?:describe|explain|list|compare|summari[sz]e|tell|give|show)\b", re.IGNORECASE)
+# A question asking for sources in both languages (seed: a bilingual need becomes two sub-questions).
+_BILINGUAL = re.compile(
+    r"中英文|中文和英文|英文和中文|中外文献|中英双语|国内外(?:资料|文献|报道)|"
+    r"\b(?:both )?(?:chinese and english|english and chinese) (?:sources|literature|press|media)\b",
+    re.IGNORECASE,
+)
 MIN_TERMS = 2
 TITLE_CHARS = 60
 _TRAILING = "？?！!；;。，,、 "
@@ -58,7 +65,33 @@ def heuristic_plan(question: str, *, max_sections: int, queries_per_section: int
     if len(parts) > max_sections:  # Occam's razor caps the plan; nothing asked is dropped
         parts = [*parts[: max_sections - 1], "；".join(parts[max_sections - 1 :])]
     sections = [_section(part, queries_per_section) for part in parts]
+    if _BILINGUAL.search(question) and len(sections) < max_sections:
+        sections = _bilingual(sections, max_sections)
     return Plan(sections=sections, method="heuristic")
+
+
+def _bilingual(sections: list[SectionPlan], max_sections: int) -> list[SectionPlan]:
+    """A question that asks for Chinese and English sources: each section also as a twin searched by
+    the other language's engine (seed: one engine per sub-question, so a bilingual need is two), while
+    max_sections allows. Cheap: no translation, the twin asks the same words of the other engine."""
+    out: list[SectionPlan] = []
+    room = max_sections - len(sections)
+    for section in sections:
+        out.append(section)
+        other = {"bocha": "serper", "serper": "bocha"}.get(section.engine or "")
+        if other and room > 0:
+            room -= 1
+            label = "English sources" if other == "serper" else "中文资料"
+            out.append(
+                SectionPlan(
+                    f"{section.title} ({label})",
+                    section.question,
+                    list(section.queries),
+                    engine=other,
+                    engine_reason=f"rule: a bilingual need -> a second sub-question for {other}",
+                )
+            )
+    return out
 
 
 def split_question(question: str) -> list[str]:
@@ -134,7 +167,8 @@ def _section(part: str, queries_per_section: int) -> SectionPlan:
         question += "？" if re.search(r"[\u4e00-\u9fff]", part) else "?"
     queries = _dedupe([question, keywords(part)])[: max(1, queries_per_section)]
     title = part if len(part) <= TITLE_CHARS else part[: TITLE_CHARS - 1].rstrip() + "…"
-    return SectionPlan(title=title, question=question, queries=queries)
+    _, engines, reason = classify_engine(part)
+    return SectionPlan(title, question, queries, engine=engines[0], engine_reason=f"rule: {reason}")
 
 
 def keywords(text: str, limit: int = 8) -> str:

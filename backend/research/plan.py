@@ -11,6 +11,7 @@ from backend.research.heuristic_plan import heuristic_plan
 from backend.research.model import ResearchModel
 from backend.research.presets import Preset
 from backend.research.types import PRIORITIES, Plan, SectionPlan
+from backend.web.routing import ROUTED_ENGINES, classify
 
 MAX_QUERY_CHARS = 300
 
@@ -28,6 +29,7 @@ PLAN_SCHEMA: dict[str, Any] = {
                     "question": {"type": "string"},
                     "queries": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
                     "priority": {"type": "string", "enum": ["high", "medium", "low"]},
+                    "engine": {"type": "string", "enum": list(ROUTED_ENGINES)},
                 },
                 "required": ["title", "question", "queries"],
             },
@@ -77,18 +79,31 @@ def sections_from_json(value: dict[str, Any], preset: Preset) -> list[SectionPla
             text = _text(query)
             if text and _key(text) not in {_key(q) for q in queries}:
                 queries.append(text)
+        engine, reason = _engine(item.get("engine"), question)
         priority = item.get("priority")
         sections.append(
             SectionPlan(
                 title[:120],
                 question,
                 queries[: preset.queries_per_section],
+                engine,
+                reason,
                 priority=priority if priority in PRIORITIES else "high",
             )
         )
         if len(sections) == preset.max_sections:
             break
     return sections
+
+
+def _engine(value: Any, question: str) -> tuple[str, str]:
+    """The model's engine for a section when it names a known one, else the routing rule's."""
+    named = value.strip().lower() if isinstance(value, str) else ""
+    if named in ROUTED_ENGINES:
+        return named, "the plan's model chose it"
+    _, engines, reason = classify(question)
+    why = "the model named no engine" if value is None else f"the model named an unknown engine {value!r}"
+    return engines[0], f"rule: {reason} ({why})"
 
 
 def _list(value: Any) -> list[Any]:

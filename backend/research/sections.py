@@ -164,6 +164,7 @@ async def search(
                 ctx.web_choice,
                 mode="research",
                 caller=ctx.identity.cache_scope,
+                engine=section.plan.engine,
                 # Past WEB_LOCAL_TIMEOUT_S the web's hits stand alone, as in /chat (no documents read).
                 unsearched=lambda: ctx.retrieval.unsearched(request, identity=ctx.identity),
             )
@@ -189,6 +190,9 @@ async def search(
         event["best_overall_score"] = result.confidence.get("best_overall_score")
         event["route"] = beyond.route
         event["web_results"] = len(passages)
+        if beyond.web is not None:  # which engine the query went to, and why
+            event["engines"] = [p.provider for p in beyond.web.providers]
+            event["engine_reason"] = next((p.route for p in beyond.web.providers if p.route), None)
     new = section.pool.add(chunks, pool_source=pool_source, round_no=round_no, query=query)
     event.update(results=len(chunks) - event["web_results"], new=new)
     event["ms"] = round_ms(started)

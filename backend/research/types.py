@@ -47,6 +47,10 @@ class SectionPlan:
     title: str
     question: str  # self-contained: searched and written on its own
     queries: list[str]  # the first round's searches, the section question first
+    # The web engine its searches go to (backend/web/routing.py names; seed: one engine per
+    # sub-question) and why: the model's choice, or the routing rule's.
+    engine: str | None = None
+    engine_reason: str | None = None
     priority: Priority = "high"  # what the question asks: high; a gap the global verify found: medium
     loop: int = 0  # 0: the first plan; n: sent back by the n-th global verify (only the chain's gaps)
 
@@ -55,6 +59,8 @@ class SectionPlan:
             "title": self.title,
             "question": self.question,
             "queries": list(self.queries),
+            "engine": self.engine,
+            "engine_reason": self.engine_reason,
             "priority": self.priority,
             "loop": self.loop,
         }

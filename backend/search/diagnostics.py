@@ -222,6 +222,10 @@ class WebProviderOut(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     provider: str
+    query: str | None = Field(default=None, description="what this provider was asked")
+    route: str | None = Field(
+        default=None, description="why the query went to this provider (the routing rule, or the plan)"
+    )
     status: str = Field(description="ok, empty, error, timeout (cut at the soft deadline) or cancelled")
     results: int = 0
     latency_ms: float | None = None

@@ -37,6 +37,7 @@ from backend.web import (
     LocalText,
     SoftWaitOutcome,
     WaitBudget,
+    WebLeg,
     WebResult,
     WebSearch,
     cross_source_dedup,
@@ -69,6 +70,7 @@ async def search_beyond(
     *,
     caller: uuid.UUID,
     unsearched: Callable[[], SearchResult] | None = None,
+    engine: str | None = None,
 ) -> Beyond:
     """The local search (blocking: run in a thread) and, per `choice`, the web: True starts it beside the
     local search under the soft deadline; auto only when the confidence routes to web_fallback (so a
@@ -79,14 +81,22 @@ async def search_beyond(
     Beside a web leg (True, auto) the local search has a hard limit, WEB_LOCAL_TIMEOUT_S. Past it the
     answer comes from the web: route web_fallback on `unsearched()` (the query's search without the
     documents: no candidates) and the web's hits, the diagnostics saying the local search timed out.
-    Without `unsearched`, or when the web found nothing, it is a 504 (LocalSearchTimeout)."""
+    Without `unsearched`, or when the web found nothing, it is a 504 (LocalSearchTimeout).
+
+    The query goes to the engines backend/web/routing.py picks for it; `engine` (a research section's
+    engine from its plan) overrides the rule when that engine is configured."""
     use_web = web.enabled and choice is not False
+    engines = web.route(query, prefer=engine).engines if engine else None
+
+    def legs() -> list[WebLeg]:
+        return web.legs(query, caller=caller, engines=engines)
+
     budget = WaitBudget.for_mode(settings, mode)
     # Past its limit nobody waits for the search: the database cancels its statement then too.
     bounded = within(local, settings.web_local_timeout_s)
     outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None = None
     if use_web and choice is True:
-        outcome = await soft_wait(asyncio.to_thread(bounded), web.legs(query, caller=caller), budget)
+        outcome = await soft_wait(asyncio.to_thread(bounded), legs(), budget)
         if outcome.local is None:
             return await _from_the_web(outcome, unsearched, settings, choice)
         search = outcome.local
@@ -94,7 +104,7 @@ async def search_beyond(
         try:
             search = await asyncio.wait_for(asyncio.to_thread(bounded), settings.web_local_timeout_s)
         except TimeoutError:
-            late = await web_only(web.legs(query, caller=caller), budget) if unsearched else None
+            late = await web_only(legs(), budget) if unsearched else None
             if late is not None:
                 late.diagnostics.local_timeout = True
             return await _from_the_web(late, unsearched, settings, choice)
@@ -102,7 +112,7 @@ async def search_beyond(
         search = await asyncio.to_thread(local)
     route = route_for(search.confidence, settings, web_available=use_web)
     if outcome is None and route == "web_fallback":
-        outcome = await web_only(web.legs(query, caller=caller), budget)
+        outcome = await web_only(legs(), budget)
     if outcome is None:
         return Beyond(search, route, [], None)
     kept = dedup_against_local(search.candidates, outcome.web, settings)

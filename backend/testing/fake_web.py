@@ -1,5 +1,6 @@
 """A fake web on 127.0.0.1 for tests and the demo: Tavily's `POST /search`, SearXNG's
-`GET /search?format=json`, and the pages their results link to. Nothing here touches the internet.
+`GET /search?format=json`, the research engines (Bocha, Serper, Baike, Semantic Scholar, NCBI:
+backend/testing/fake_engines.py) and the pages their results link to. Nothing here touches the internet.
 
 Behaviours are chosen per server (`server.behaviour = Behaviour(...)`) or per query with keywords the
 ranking ignores: `fake:latency=800` (ms), `fake:429` / `fake:503` (every time) or `fake:429x2` (the
@@ -14,31 +15,33 @@ counts clients that hung up while it was still working (`disconnects`).
 from __future__ import annotations
 
 import argparse
-import re
+import math
 import threading
 import time
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from backend.ingest.html_text import html_to_article_text
+from backend.testing.fake_engines import (
+    BAIKE_CONTENT,
+    BAIKE_ENTRIES,
+    BAIKE_LIST,
+    EUTILS,
+    PAPERS,
+    BaikeEntry,
+    Paper,
+)
 from backend.testing.fake_web_corpus import PAGES, FakePage, render
 from backend.testing.fake_web_handler import make_handler
-from backend.testing.fake_web_state import Behaviour, RecordedRequest, State, clean_query
+from backend.testing.fake_web_state import (
+    SNIPPET_CHARS,
+    Behaviour,
+    RecordedRequest,
+    State,
+    clean_query,
+    terms,
+)
 from backend.web.urls import host_matches
-
-_TERMS = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9]+")
-_STOP = frozenset("the a an of in on and or to is are was what who how when where which does did do".split())
-SNIPPET_CHARS = 200
-
-
-def _terms(text: str) -> set[str]:
-    terms: set[str] = set()
-    for run in _TERMS.findall(text.lower()):
-        if run[0] >= "\u4e00":
-            terms.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
-        elif len(run) > 1 and run not in _STOP:
-            terms.add(run)
-    return terms
 
 
 class FakeWebServer:
@@ -51,8 +54,13 @@ class FakeWebServer:
         self._server.daemon_threads = True
         self._server.handle_error = lambda *args: None  # type: ignore[method-assign]  # clients hang up
         self._thread: threading.Thread | None = None
+        self._terms: dict[str, set[str]] = {}  # page path -> its terms (pages are added, never changed)
         for page in PAGES:
             self.add_page(page)
+        for entry in BAIKE_ENTRIES:
+            self.add_baike_entry(entry)
+        for paper in PAPERS:
+            self.add_paper(paper)
 
     # --- lifecycle --------------------------------------------------------------------------------
     @property
@@ -119,6 +127,7 @@ class FakeWebServer:
         if page is not None:
             path, html = page.path, render(page)
         self._state.pages[path] = (page, html)
+        self._terms.pop(path, None)
         return self.base_url + path
 
     def page_url(self, slug: str) -> str:
@@ -126,28 +135,87 @@ class FakeWebServer:
             self.base_url + p for p, (page, _) in self._state.pages.items() if page and page.slug == slug
         )
 
+    def add_baike_entry(self, entry: BaikeEntry) -> str:
+        """A Baike entry (found by its exact title), also served as a page; returns its URL."""
+        self._state.baike.append(entry)
+        html = f"<html><body><h1>{entry.title}</h1>" + "".join(f"<p>{p}</p>" for p in entry.paragraphs)
+        return self.add_page(path=entry.path, html=html + "</body></html>")
+
+    def add_paper(self, paper: Paper) -> None:
+        """A paper for Semantic Scholar (and PubMed, when it has a pmid)."""
+        self._state.papers.append(paper)
+
+    def register_boxes(self, query: str, **boxes: dict[str, Any]) -> None:
+        """Serper's answerBox / knowledgeGraph for `query`."""
+        self._state.boxes[clean_query(query).casefold()] = boxes
+
+    def engine_settings(self, *providers: str) -> dict[str, Any]:
+        """Settings that point every research engine at this server (WEB_SEARCH_PROVIDERS=providers)."""
+        base, key = self.base_url, self.api_key or "fake-key"
+        return {
+            "web_search_providers": list(providers),
+            "bocha_api_key": key,
+            "bocha_base_url": base,
+            "serper_api_key": key,
+            "serper_base_url": base,
+            "baike_api_key": key,
+            "baike_list_url": base + BAIKE_LIST,
+            "baike_content_url": base + BAIKE_CONTENT,
+            "semantic_scholar_base_url": base,
+            "ncbi_base_url": base + EUTILS.rstrip("/"),
+            "tavily_api_key": key,
+            "tavily_base_url": base,
+            "searxng_url": base,
+        }
+
     # --- search ----------------------------------------------------------------------------------
     def results_for(
-        self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]
+        self,
+        query: str,
+        max_results: int,
+        raw: bool,
+        include: list[str],
+        exclude: list[str],
+        *,
+        engine: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Corpus pages ranked by term overlap with the query (registered results win)."""
+        """Corpus pages ranked by the query terms they share, a rare term weighing more (idf, as a real
+        engine ranks; registered results win); `engine`: only pages that engine finds (FakePage.engines;
+        none named: every web engine)."""
         registered = self._state.registered.get(clean_query(query).casefold())
         if registered is not None:
             return [dict(r) for r in registered][:max_results]
-        wanted = _terms(clean_query(query))
+        wanted = terms(clean_query(query))
+        weights = self._idf(wanted)
+        total = sum(weights.values()) or 1.0
         scored = []
         for path, (page, html) in self._state.pages.items():
             if (
                 page is None
+                or (engine and page.engines and engine not in page.engines)
                 or (include and not host_matches(page.site, include))
                 or host_matches(page.site, exclude)
             ):
                 continue
-            overlap = len(wanted & _terms(page.title + " " + page.text)) / max(1, len(wanted))
+            overlap = sum(weights[t] for t in wanted & self._page_terms(path, page)) / total
             if overlap > 0:
                 scored.append((overlap, path, page, html))
         scored.sort(key=lambda item: -item[0])
         return [self._result(p, page, html, overlap, raw) for overlap, p, page, html in scored[:max_results]]
+
+    def _page_terms(self, path: str, page: FakePage) -> set[str]:
+        found = self._terms.get(path)
+        if found is None:
+            found = self._terms[path] = terms(page.title + " " + page.text)
+        return found
+
+    def _idf(self, wanted: set[str]) -> dict[str, float]:
+        pages = [(path, page) for path, (page, _) in self._state.pages.items() if page is not None]
+        n = len(pages)
+        return {
+            t: math.log(1 + n / (1 + sum(t in self._page_terms(path, page) for path, page in pages)))
+            for t in wanted
+        }
 
     def _result(self, path: str, page: FakePage, html: str, overlap: float, raw: bool) -> dict[str, Any]:
         text = html_to_article_text(html)[1]
@@ -189,6 +257,12 @@ def main(argv: list[str] | None = None) -> None:
         f"  TAVILY_BASE_URL={server.base_url} TAVILY_API_KEY={args.api_key} WEB_ALLOW_PRIVATE_ADDRESSES=true"
     )
     print(f"  (or WEB_SEARCH_PROVIDER=searxng SEARXNG_URL={server.base_url})")
+    print("  or the research engines, each query routed to one of them:")
+    engines = server.engine_settings("bocha", "serper", "baike", "semantic_scholar", "ncbi")
+    for name, value in engines.items():
+        if not name.startswith(("tavily", "searxng")):
+            shown = ",".join(value) if isinstance(value, list) else value
+            print(f"  {name.upper()}={shown}")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

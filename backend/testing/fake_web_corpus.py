@@ -16,6 +16,7 @@ class FakePage:
     title: str
     paragraphs: tuple[str, ...]
     published: str = "2024-06-01"
+    engines: tuple[str, ...] = ()  # the search engines that find it; (): every web engine
 
     @property
     def path(self) -> str:

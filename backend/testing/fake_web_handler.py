@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from backend.testing.fake_engines_handler import EngineRoutes
 from backend.testing.fake_web_state import Behaviour, RecordedRequest, State, clean_query
 
 TAVILY_MAX_QUERY_CHARS = 400
@@ -37,7 +38,14 @@ class SearchBackend(Protocol):
     api_key: str | None
 
     def results_for(
-        self, query: str, max_results: int, raw: bool, include: list[str], exclude: list[str]
+        self,
+        query: str,
+        max_results: int,
+        raw: bool,
+        include: list[str],
+        exclude: list[str],
+        *,
+        engine: str | None = None,
     ) -> list[dict[str, Any]]: ...
 
     def vary(self, results: list[dict[str, Any]], behaviour: Behaviour) -> list[dict[str, Any]]: ...
@@ -48,7 +56,7 @@ def make_handler(server: SearchBackend, state: State) -> type[BaseHTTPRequestHan
     return type("Handler", (FakeWebHandler,), {"fake": server, "state": state})
 
 
-class FakeWebHandler(BaseHTTPRequestHandler):
+class FakeWebHandler(EngineRoutes, BaseHTTPRequestHandler):
     """Tavily's and SearXNG's search APIs and a few kinds of page; make_handler binds it to one self.fake."""
 
     fake: SearchBackend
@@ -66,7 +74,13 @@ class FakeWebHandler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         query = body.get("query") if isinstance(body, dict) else None
+        if isinstance(body, dict) and "q" in body and "query" not in body:
+            query = body.get("q")  # Serper's field
         self._record("POST", path, query if isinstance(query, str) else None)
+        if path == "/v1/web-search":
+            return self.bocha(body)
+        if path == "/search" and self.headers.get("X-API-KEY") is not None:
+            return self.serper(body)
         if path != "/search":
             return self._json(404, {"detail": {"error": "Not Found"}})
         if not isinstance(body, dict):
@@ -85,12 +99,57 @@ class FakeWebHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         params = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        self._record("GET", parts.path, params.get("q"))
+        self._record(
+            "GET",
+            parts.path,
+            params.get("q") or params.get("query") or params.get("term") or params.get("lemma_title"),
+        )
+        if self.engine_get(parts.path, params):
+            return None
         if parts.path == "/search":
             if params.get("format") != "json":
                 return self._send(403, b"format not allowed", "text/plain")
             return self._search(params.get("q", ""), 10, False, [], [], tavily=False)
         self._page(parts.path, params)
+
+    def _gate(self, query: str) -> bool:
+        """The behaviours every search API shares (latency, hangs, failures, malformed bodies): True
+        when the caller should answer with results, False when the request is already answered (or
+        the client is gone)."""
+        behaviour = self.state.behaviour.with_keywords(query)
+        with self.state.lock:
+            self.state.in_flight += 1
+            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
+        try:
+            answered = self._pause(behaviour.latency_ms / 1000 + behaviour.hang_s)
+        finally:
+            with self.state.lock:
+                self.state.in_flight -= 1
+        if not answered:
+            return False  # the client hung up (or the server stops): nobody to answer
+        if behaviour.status and self._should_fail(query, behaviour):
+            headers = {"Retry-After": behaviour.retry_after} if behaviour.retry_after else {}
+            self._json(behaviour.status, {"detail": {"error": f"fake {behaviour.status}"}}, headers)
+            return False
+        if behaviour.malformed:
+            self._send(200, b"<html>upstream proxy error</html>", "application/json")
+            return False
+        return True
+
+    def _found(
+        self,
+        query: str,
+        max_results: int,
+        raw: bool,
+        include: list[str],
+        exclude: list[str],
+        engine: str | None = None,
+    ) -> list[dict[str, Any]]:
+        behaviour = self.state.behaviour.with_keywords(query)
+        if behaviour.empty:
+            return []
+        found = self.fake.results_for(query, max_results, raw, include, exclude, engine=engine)
+        return self.fake.vary(found, behaviour)
 
     def _search(
         self,
@@ -103,22 +162,9 @@ class FakeWebHandler(BaseHTTPRequestHandler):
         tavily: bool,
     ) -> None:
         started = time.perf_counter()
-        behaviour = self.state.behaviour.with_keywords(query)
-        with self.state.lock:
-            self.state.in_flight += 1
-            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
-        try:
-            answered = self._pause(behaviour.latency_ms / 1000 + behaviour.hang_s)
-        finally:
-            with self.state.lock:
-                self.state.in_flight -= 1
-        if not answered:
-            return  # the client hung up (or the server stops): nobody to answer
-        if behaviour.status and self._should_fail(query, behaviour):
-            headers = {"Retry-After": behaviour.retry_after} if behaviour.retry_after else {}
-            return self._json(behaviour.status, {"detail": {"error": f"fake {behaviour.status}"}}, headers)
-        results = [] if behaviour.empty else self.fake.results_for(query, max_results, raw, include, exclude)
-        results = self.fake.vary(results, behaviour)
+        if not self._gate(query):
+            return
+        results = self._found(query, max_results, raw, include, exclude, "tavily" if tavily else "searxng")
         if tavily:
             payload: dict[str, Any] = {
                 "query": query,

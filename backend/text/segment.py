@@ -63,9 +63,17 @@ def stem(token: str) -> str:
     return str(_english_stemmer().stemWord(token))
 
 
-@lru_cache(maxsize=1)
+_local = threading.local()
+
+
 def _english_stemmer() -> Any:
-    return snowballstemmer.stemmer("english")
+    """This thread's stemmer: a Snowball stemmer keeps the word being stemmed in its own fields, so one
+    shared between threads (web passages are segmented in worker threads, one per research section)
+    mixes their words up (IndexError, or a wrong stem)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 def segment(text: str) -> list[str]:

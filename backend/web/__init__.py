@@ -1,4 +1,6 @@
-"""Web search beyond the corpus (issue 13): providers, page reads, soft-wait, cross-source dedup, cache.
+"""Web search beyond the corpus (issue 13): providers (issue 30: Bocha, Serper, Baike, Semantic Scholar,
+NCBI beside Tavily and SearXNG, each query routed to one: routing.py), page reads, soft-wait,
+cross-source dedup, cache.
 
 Typical use, inside an async request handler::
 
@@ -8,11 +10,14 @@ Typical use, inside an async request handler::
     hits = cross_source_dedup(local_texts, outcome.web).kept
 """
 
+from backend.web.academic import NcbiProvider, SemanticScholarProvider
 from backend.web.cache import CachedProvider, PostgresWebCache, WebCache, WebCacheStore
 from backend.web.dedup import DedupCounts, DedupResult, LocalText, content_hash, cross_source_dedup
+from backend.web.engines import BaikeProvider, BochaProvider, SerperProvider
 from backend.web.factory import create_provider, create_web_search
 from backend.web.pages import Page, PageLimits, PageReader, deep_read
 from backend.web.providers import NoWebSearch, SearxngProvider, TavilyProvider, WebSearchProvider
+from backend.web.routing import Route, route
 from backend.web.safety import AddressGuard, UrlPolicy, guarded_transport, is_public
 from backend.web.search import WebLeg, WebSearch, merge_results
 from backend.web.softwait import SoftWaitDiagnostics, SoftWaitOutcome, WaitBudget, soft_wait, web_only
@@ -21,10 +26,13 @@ from backend.web.urls import canonical_url, domain_permitted
 
 __all__ = [
     "AddressGuard",
+    "BaikeProvider",
+    "BochaProvider",
     "CachedProvider",
     "DedupCounts",
     "DedupResult",
     "LocalText",
+    "NcbiProvider",
     "NoWebSearch",
     "Page",
     "PageLimits",
@@ -32,8 +40,11 @@ __all__ = [
     "PostgresWebCache",
     "ProviderDiagnostics",
     "ProviderResponse",
+    "Route",
     "SearchOptions",
     "SearxngProvider",
+    "SemanticScholarProvider",
+    "SerperProvider",
     "SoftWaitDiagnostics",
     "SoftWaitOutcome",
     "TavilyProvider",
@@ -55,6 +66,7 @@ __all__ = [
     "guarded_transport",
     "is_public",
     "merge_results",
+    "route",
     "soft_wait",
     "web_only",
 ]

@@ -25,6 +25,7 @@ from backend.web.urls import domain_permitted
 
 # Tavily refuses longer queries (HTTP 400); a chat question rarely needs more to find its pages.
 TAVILY_MAX_QUERY_CHARS = 400
+TAVILY_MAX_RESULTS = 20  # Tavily refuses more; WEB_MAX_RESULTS goes to 25 for the seed's engines
 
 
 @runtime_checkable
@@ -36,7 +37,7 @@ class WebSearchProvider(Protocol):
     async def search(self, query: str, options: SearchOptions) -> ProviderResponse: ...
 
 
-class _HttpProvider:
+class HttpProvider:
     """What both HTTP providers share: the client, a concurrency cap and the retry policy."""
 
     name = "http"
@@ -55,10 +56,10 @@ class _HttpProvider:
             self._slots = asyncio.Semaphore(self._max_concurrency)
         return self._slots
 
-    async def _results(
+    async def _json(
         self, build: Callable[[], httpx.Request], *, secrets: tuple[str, ...] = ()
-    ) -> tuple[list[WebResult], int]:
-        """Send within the concurrency cap (retried), parse the `results` list; and the attempts taken."""
+    ) -> tuple[Any, int]:
+        """Send within the concurrency cap (retried); the response's JSON and the attempts taken."""
         async with self.slots:
             response, attempts = await send(
                 self._client,
@@ -68,21 +69,25 @@ class _HttpProvider:
                 secrets=secrets,
                 hints=self._HINTS,
             )
-        data = json_body(response, provider=self.name, attempts=attempts)
+        return json_body(response, provider=self.name, attempts=attempts), attempts
+
+    def _bad(self, what: str, attempts: int) -> WebSearchError:
+        return WebSearchError(
+            f"{self.name} answered {what}", provider=self.name, kind="bad_response", attempts=attempts
+        )
+
+    async def _results(
+        self, build: Callable[[], httpx.Request], *, secrets: tuple[str, ...] = ()
+    ) -> tuple[list[WebResult], int]:
+        """Send, parse the `results` list (Tavily's and SearXNG's shape); and the attempts taken."""
+        data, attempts = await self._json(build, secrets=secrets)
         items = data.get("results") if isinstance(data, dict) else None
         if not isinstance(items, list):
-            raise WebSearchError(
-                f"{self.name} answered without a results list",
-                provider=self.name,
-                kind="bad_response",
-                attempts=attempts,
-            )
-        now = utc_now()
-        results = (_result(item, self.name, now) for item in items if isinstance(item, dict))
-        return [r for r in results if r is not None], attempts
+            raise self._bad("without a results list", attempts)
+        return web_results(items, self.name), attempts
 
 
-class TavilyProvider(_HttpProvider):
+class TavilyProvider(HttpProvider):
     """POST {TAVILY_BASE_URL}/search with `Authorization: Bearer <key>`."""
 
     name = "tavily"
@@ -110,7 +115,7 @@ class TavilyProvider(_HttpProvider):
     def _body(self, query: str, options: SearchOptions) -> dict[str, Any]:
         body: dict[str, Any] = {
             "query": query[:TAVILY_MAX_QUERY_CHARS],
-            "max_results": options.max_results,
+            "max_results": min(options.max_results, TAVILY_MAX_RESULTS),
             "search_depth": options.search_depth,
             "topic": options.topic,
             "include_answer": False,
@@ -133,7 +138,7 @@ class TavilyProvider(_HttpProvider):
         return ProviderResponse(results, attempts=attempts)
 
 
-class SearxngProvider(_HttpProvider):
+class SearxngProvider(HttpProvider):
     """GET {SEARXNG_URL}/search?q=...&format=json (the instance must enable the json format)."""
 
     name = "searxng"
@@ -168,6 +173,13 @@ class NoWebSearch:
 
     async def search(self, query: str, options: SearchOptions) -> ProviderResponse:
         return ProviderResponse([], attempts=0)
+
+
+def web_results(items: list[Any], provider: str) -> list[WebResult]:
+    """The usable hits among `items` (dicts with url, title, content, raw_content, published_date)."""
+    now = utc_now()
+    results = (_result(item, provider, now) for item in items if isinstance(item, dict))
+    return [r for r in results if r is not None]
 
 
 def _result(item: dict[str, Any], provider: str, now: datetime) -> WebResult | None:

@@ -16,6 +16,8 @@ from backend.errors import WebSearchError
 from backend.web.cache import CachedProvider, WebCache
 from backend.web.pages import DeepReadReport, PageReader, deep_read
 from backend.web.providers import WebSearchProvider
+from backend.web.routing import Route, entity_of
+from backend.web.routing import route as route_query
 from backend.web.types import ProviderDiagnostics, SearchOptions, WebResult
 from backend.web.urls import domain_permitted
 
@@ -35,12 +37,13 @@ class WebLeg:
         reader: PageReader | None = None,
         deep_read_top_n: int = 0,
         deep_read_timeout_s: float = 5.0,
+        route: str | None = None,
     ) -> None:
         self.provider = provider
         self.query = query
         self.options = options
         self.results: list[WebResult] = []
-        self.diagnostics = ProviderDiagnostics(provider=provider.name)
+        self.diagnostics = ProviderDiagnostics(provider=provider.name, query=query, route=route)
         self._reader = reader
         self._top_n = deep_read_top_n if reader is not None else 0
         self._read_timeout_s = deep_read_timeout_s
@@ -125,6 +128,15 @@ class WebSearch:
     def enabled(self) -> bool:
         return bool(self.providers)
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.providers)
+
+    def route(self, query: str, *, prefer: str | None = None) -> Route:
+        """The configured engines `query` goes to and why (backend/web/routing.py); `prefer`: the plan's
+        engine for the query's section."""
+        return route_query(query, self.names, prefer=prefer)
+
     def legs(
         self,
         query: str,
@@ -135,20 +147,28 @@ class WebSearch:
         engines: Sequence[str] | None = None,
     ) -> list[WebLeg]:
         """Fresh, not yet started legs for one query of `caller` (Identity.cache_scope), behind that
-        caller's own cache entries (none when WEB_SEARCH_PROVIDER=none). `engines`: only the providers
-        of those names (none when none of them is configured); None: every provider."""
+        caller's own cache entries (none when WEB_SEARCH_PROVIDER=none). `engines`: None routes the
+        query (WebSearch.route); a sequence means exactly those providers, the configured ones among
+        them (no leg for one that is not)."""
+        if engines is None:
+            chosen = self.route(query)
+            names, reason = chosen.engines, chosen.reason
+        else:
+            names, reason = tuple(engines), "asked for by name"
+        entity = entity_of(query)  # Baike is asked for the name, even when the query asks about it
+        by_name = {p.name: p for p in self.providers}
         cache = self._cache
         return [
             WebLeg(
                 CachedProvider(provider, cache, caller=caller) if cache is not None else provider,
-                query,
+                entity if entity and provider.name == "baike" else query,
                 options or self.options,
                 reader=self._reader,
                 deep_read_top_n=self._top_n if deep_read_top_n is None else deep_read_top_n,
                 deep_read_timeout_s=self._read_timeout_s,
+                route=reason,
             )
-            for provider in self.providers
-            if engines is None or provider.name in engines
+            for provider in (by_name[n] for n in dict.fromkeys(names) if n in by_name)
         ]
 
     async def aclose(self) -> None:

@@ -94,6 +94,8 @@ class ProviderDiagnostics:
     """What one provider leg did: in the API's diagnostics and the logs, never an exception."""
 
     provider: str
+    query: str | None = None  # what this provider was asked
+    route: str | None = None  # why the query went to this provider (backend/web/routing.py)
     status: ProviderStatus = "ok"
     results: int = 0
     blocked: int = 0  # hits dropped by the domain allow/deny lists

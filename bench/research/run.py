@@ -3,6 +3,7 @@
 Usage: .venv/bin/python -m bench.research [--dataset NAME ... | --all] [--compounds N] [--seed S]
                                           [--llm extractive|gemini] [--embedder local|hashing]
                                           [--out bench/results/research.json]
+       .venv/bin/python -m bench.research --web [--compounds N] [--llm extractive|fake] [--web-results K]
 
 Per dataset: a scratch database with the whole corpus (vectors from .data/bench-cache), then N compound
 questions (bench/research/compound.py: 2, 3 or 4 sampled questions with different gold documents,
@@ -11,6 +12,9 @@ A component question scores when a source the report cites is its gold document 
 gold answer string appears in the report's sections. The baseline, measured in the same run on the
 same database: each component asked alone through ChatService (POST /chat), so the ratio says what
 answering it inside a compound request costs. --llm gemini needs GEMINI_API_KEY.
+
+--web: compound questions whose parts are only on the (fake) web, an empty local corpus, web=true
+(bench/research/web.py; the question set: bench/research/web_set.py).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from bench.common.report import code_version, command_line, machine, write_json
 from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached, make_embedder
 from bench.research.compound import Compound, build_compounds
 from bench.research.report import render
+from bench.research.web import render_web, run_web
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,7 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     which.add_argument("--all", action="store_true", help="every dataset under --datasets-dir")
     parser.add_argument("--compounds", type=int, default=40, help="compound questions per set")
     parser.add_argument("--seed", default="research-v1", help="the sample's hash seed")
-    parser.add_argument("--llm", choices=("extractive", "gemini"), default="extractive")
+    parser.add_argument("--llm", choices=("extractive", "gemini", "fake"), default="extractive")
+    parser.add_argument("--web", action="store_true", help="the web-only set behind the fake engines")
+    parser.add_argument("--web-results", type=int, default=5, help="--web: WEB_MAX_RESULTS (1-25)")
     parser.add_argument("--preset", choices=("lite", "comprehensive"), default="lite")
     parser.add_argument("--embedder", choices=("local", "hashing"), default="local")
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/research[-gemini].json")
@@ -52,10 +59,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.dataset:
         args.dataset = dataset_names(args.datasets_dir) if args.all else ["xquad-zh-dev"]
+    if args.llm == "fake" and not args.web:
+        parser.error("--llm fake is the --web benchmark's model path")
     if args.out is None:
-        args.out = RESULTS_DIR / (
-            "research.json" if args.llm == "extractive" else f"research-{args.llm}.json"
-        )
+        stem = "research-web" if args.web else "research"
+        args.out = RESULTS_DIR / (f"{stem}.json" if args.llm == "extractive" else f"{stem}-{args.llm}.json")
     return args
 
 
@@ -183,6 +191,13 @@ def main(argv: list[str] | None = None) -> None:
         "seed": args.seed,
         "datasets": {},
     }
+    if args.web:
+        report["web"] = run_web(args)
+        report["total_seconds"] = round(time.perf_counter() - started, 1)
+        write_json(args.out, report)
+        print(render_web(report))
+        log(f"wrote {args.out}")
+        return
     for name in args.dataset:
         report["datasets"][name] = run_dataset(name, args)
         report["total_seconds"] = round(time.perf_counter() - started, 1)
