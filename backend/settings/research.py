@@ -67,7 +67,7 @@ class ResearchSettings(BaseModel):
     research_comprehensive_max_searches: int = Field(default=40, ge=1)
     # --- the branch's reasoning steps (issue 30; seed multi-agent-research.md) --------------------
     research_entity_checks: int = Field(
-        default=2,
+        default=1,  # the seed's MAX_BAIKE_VERIFY
         ge=0,
         le=4,
         description="Entities a run checks in the encyclopedia (the 'baike' web provider) after a "
