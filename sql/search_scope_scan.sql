@@ -86,14 +86,23 @@ declare
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     -- the collections the caller reads (migration 024); evaluated once, for this statement
     member_of uuid[] := case when user_rows and not all_rows then public.caller_collection_ids() else '{}' end;
+    -- A narrowed call (collections not null) admits the chunks of those collections the caller is a
+    -- member of, and those of them the caller reads anyway (public, own): written as that union, the
+    -- planner estimates it from collection_id's statistics (before 029 it multiplied the narrowing by
+    -- the policies' rule, correlated with it: ~1 % estimated for a collection of 9,306 of 100k chunks).
+    narrowed uuid[] := case when collections is null then null
+                            when all_rows then collections
+                            else array(select unnest(collections) intersect select unnest(member_of)) end;
     plan json;
     -- The path is evaluated only on rows the caller may read (CASE fixes the order): it comes from
     -- the caller, and on another tenant's row an error or its cost could tell something about it.
     scope constant text := $q$
         select c.id
         from public.chunks c
-        where ($1 or c.visibility = 'public' or c.owner_id = $2 or c.collection_id = any($11))
-          and ($12::uuid[] is null or c.collection_id = any($12))
+        where ($12::uuid[] is not null or $1 or c.visibility = 'public' or c.owner_id = $2
+               or c.collection_id = any($11))
+          and ($12::uuid[] is null or c.collection_id = any($14)
+               or (c.collection_id = any($12) and (c.visibility = 'public' or c.owner_id = $2)))
           and ($3 = '{}'::jsonb or c.metadata @> $3)
           and ($4::timestamptz is null or c.document_created_at >= $4)
           and ($5::timestamptz is null or c.document_created_at <= $5)
@@ -119,8 +128,22 @@ begin
     into plan
     using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
-          coalesce(filter_dates, false), member_of, collections;
+          coalesce(filter_dates, false), member_of, collections, null::integer, narrowed;
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * max_rows then
+        return;
+    end if;
+    -- Without a filter the scope is the policies' columns alone, which chunks_exact_384_idx
+    -- (migration 029) holds with the vectors, ordered by scope: count and rank it in one pass of
+    -- that index, when the corpus is all 384-d (the ids must name every chunk in scope).
+    if query_embedding is not null and search_scope_scan.embedding_dims = 384
+       and filter_path is null and coalesce(containment, '{}'::jsonb) = '{}'::jsonb
+       and created_from is null and created_until is null and updated_from is null and updated_until is null
+       and (not all_rows or collections is not null)
+       and not exists (select 1 from public.chunks c where c.embedding_dims < 384)
+       and not exists (select 1 from public.chunks c where c.embedding_dims > 384) then
+        select v.ids, v.nearest, v.distances into ids, nearest, distances
+        from public.search_scope_vectors(max_rows, query_embedding, embedding_model, k, auth.uid(),
+                                         member_of, collections, narrowed) v;
         return;
     end if;
     -- The bounded count reads no embedding: a scope that turns out too large costs only the rechecks.
@@ -128,7 +151,7 @@ begin
     into ids
     using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
-          coalesce(filter_dates, false), member_of, collections, max_rows + 1;
+          coalesce(filter_dates, false), member_of, collections, max_rows + 1, narrowed;
     if cardinality(ids) > max_rows then
         ids := null;
         return;
