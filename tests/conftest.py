@@ -8,6 +8,7 @@ databases): each session creates and drops a scratch database there, and never t
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -223,3 +224,31 @@ def fake_rerank():
 
     with FakeRerankServer() as server:
         yield server
+
+
+@pytest.fixture
+def stuck_search():
+    """Makes the client's search of the documents block until the test is over (deterministic: the
+    limit is a fraction of a second, the search never returns before the reply). Released, it returns
+    nothing (nobody awaits it any more) and is waited for, so no late search meets the next test."""
+    release = threading.Event()
+    patched, finished = [], []
+
+    def stick(client) -> None:
+        retrieval = client.app.state.services.retrieval
+
+        def stuck(*args, **kwargs):
+            done = threading.Event()
+            finished.append(done)
+            release.wait(60)
+            done.set()
+
+        patched.append((retrieval, retrieval.search))
+        retrieval.search = stuck
+
+    yield stick
+    release.set()
+    for done in finished:
+        assert done.wait(10)
+    for retrieval, search in patched:
+        retrieval.search = search

@@ -201,3 +201,15 @@ def test_bad_text_requests_are_4xx(office_corpus, params, status):
     assert office_corpus.get(f"/documents/{document_id}/text", params=params).status_code == status
     missing = "00000000-0000-0000-0000-00000000beef"
     assert office_corpus.get(f"/documents/{missing}/text", params={"start": 0, "end": 1}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("question", "place"),
+    [("What is the zorbaxite supply risk?", ", p. 2"), ("zorbaxite 供应有什么风险？", "，第 2 页")],
+)
+def test_a_research_bibliography_says_the_page_in_the_reports_language(office_corpus, question, place):
+    response = office_corpus.post("/research", json={"question": question, "web": False})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    [n] = [s["n"] for s in body["sources"] if s["title"] == "report"]
+    assert f"- [{n}] report > Risks{place}\n" in body["report"]

@@ -185,34 +185,6 @@ def test_a_web_result_holding_unstorable_text_is_cleaned_not_a_500_at_the_final_
     assert [s["title"] for s in stored["sources"] if s["kind"] == "web"] == ["大熊猫食谱"]
 
 
-@pytest.fixture
-def stuck_search():
-    """Makes the client's search of the documents block until the test is over (deterministic: the
-    limit is a fraction of a second, the search never returns before the reply). Released, it returns
-    nothing (nobody awaits it any more) and is waited for, so no late search meets the next test."""
-    release = threading.Event()
-    patched, finished = [], []
-
-    def stick(client) -> None:
-        retrieval = client.app.state.services.retrieval
-
-        def stuck(*args, **kwargs):
-            done = threading.Event()
-            finished.append(done)
-            release.wait(60)
-            done.set()
-
-        patched.append((retrieval, retrieval.search))
-        retrieval.search = stuck
-
-    yield stick
-    release.set()
-    for done in finished:
-        assert done.wait(10)
-    for retrieval, search in patched:
-        retrieval.search = search
-
-
 @pytest.mark.parametrize("web", [True, "auto"])
 def test_a_local_search_past_its_limit_is_answered_from_the_web(web_chat, fake_web, stuck_search, web):
     """Beside a web leg (web: true) and before one (auto) the local search has a hard limit; past it the
@@ -300,3 +272,40 @@ def test_without_a_web_leg_a_search_past_the_statement_limit_is_a_504_that_says_
     assert "DB_STATEMENT_TIMEOUT_MS" in response.json()["detail"]
     assert fake_web.count("/search") == 0
     assert client.get("/conversations").json() == []
+
+
+def _sleeping(conn) -> int:
+    return conn.execute(
+        "select count(*) from pg_stat_activity where query like 'select pg_sleep(5)%'"
+    ).fetchone()[0]
+
+
+@pytest.mark.parametrize("web", [True, "auto"])
+def test_a_local_search_past_its_limit_gives_its_database_connection_back(web_chat, fake_web, web):
+    """The thread searching the documents cannot be cancelled from asyncio: past WEB_LOCAL_TIMEOUT_S its
+    statement is cancelled by PostgreSQL at that limit too (not at DB_STATEMENT_TIMEOUT_MS, 30 s), so
+    searches nobody waits for do not hold the pool's connections."""
+    fake_web.register(INSIDE, [fake_web_hit("pgrag 的检索分为三个阶段：预取、启发式重排和动态截断。")])
+    client = web_chat(web_local_timeout_s=0.5)
+    services = client.app.state.services
+    retrieval = services.retrieval
+    search, ended = retrieval.search, threading.Event()
+
+    def slow(request, *, identity):
+        try:
+            with services.db.as_user(identity, read_only=True) as conn:
+                conn.execute("select pg_sleep(5)")
+            return search(request, identity=identity)
+        finally:
+            ended.set()
+
+    retrieval.search = slow
+    try:
+        body = chat(client, INSIDE, web=web)
+        assert body["diagnostics"]["web"]["local_timeout"] is True
+        assert ended.wait(2.0), "the late search still held its connection 2 s after the reply"
+        with services.db.owner() as conn:
+            assert _sleeping(conn) == 0
+    finally:
+        ended.wait(10)
+        retrieval.search = search

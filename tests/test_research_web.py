@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from backend.api.app import create_app
 from backend.embeddings import LocalEmbedder
 from backend.llm import ExtractiveLLM
-from tests.test_chat_web import DOCS, INSIDE, OUTSIDE
+from tests.test_chat_web import DOCS, INSIDE, OUTSIDE, fake_web_hit
 
 pytestmark = pytest.mark.slow
 COMPOUND = f"{INSIDE}另外，{OUTSIDE}"
@@ -25,6 +25,10 @@ def local_model():
 
 @pytest.fixture
 def client(make_services, fake_web, local_model):
+    yield from _client(make_services, fake_web, local_model)
+
+
+def _client(make_services, fake_web, local_model, **overrides):
     services = make_services(
         embedder=local_model,
         llm=ExtractiveLLM(),
@@ -35,6 +39,7 @@ def client(make_services, fake_web, local_model):
         web_allow_private_addresses=True,
         web_backoff_base_s=0.01,
         web_deep_read_top_n=0,
+        **overrides,
     )
     with TestClient(create_app(services=services)) as test_client:
         assert test_client.post("/documents/batch", json={"documents": DOCS}).status_code == 200
@@ -75,3 +80,28 @@ def test_web_false_never_calls_a_provider(client, fake_web):
     assert fake_web.count("/search") == 0
     assert all(s["kind"] == "local" for s in body["sources"])
     assert body["diagnostics"]["web"] == {"requested": False, "enabled": True, "passages": 0}
+
+
+def test_a_section_whose_local_search_runs_past_its_limit_is_researched_on_the_web(
+    make_services, fake_web, local_model, stuck_search
+):
+    """As in /chat: past WEB_LOCAL_TIMEOUT_S a section's search stands on the web's hits (the documents
+    not read), not a failed search that leaves the section empty."""
+    fake_web.register(INSIDE, [fake_web_hit("pgrag 的检索分为三个阶段：预取、启发式重排和动态截断。")])
+    made = _client(make_services, fake_web, local_model, web_local_timeout_s=0.3)
+    client = next(made)
+    try:
+        stuck_search(client)
+        response = client.post("/research", json={"question": INSIDE, "web": True})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        searches = [s for section in body["diagnostics"]["sections"] for s in section["searches"]]
+        [first] = [s for s in searches if s["query"] == INSIDE]  # the fake web knows this wording only
+        assert first.get("error") is None, first["error"]
+        assert (first["route"], first["results"]) == ("web_fallback", 0)
+        assert first["web_results"] > 0
+        assert body["sources"]
+        assert all(s["kind"] == "web" for s in body["sources"])
+        assert "预取" in body["report"]
+    finally:
+        next(made, None)

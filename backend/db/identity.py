@@ -27,6 +27,7 @@ from psycopg_pool import ConnectionPool
 
 from backend.auth.identity import Identity
 from backend.db.connection import SEARCH_PATH
+from backend.db.deadline import statement_timeout_ms as bounded_timeout
 
 # Identifiers never come from input: the role is checked against this whitelist.
 DATABASE_ROLES: Final = frozenset({"authenticated", "service_role"})
@@ -39,13 +40,15 @@ def apply_identity(
 
     The search path (and the statement timeout, when given) are set for the transaction too: a
     transaction-mode pooler does not carry a connection's session settings from one transaction to
-    the next, so nothing a request relies on may live in the session.
+    the next, so nothing a request relies on may live in the session. Work run under a deadline
+    (backend.db.deadline.within) gets a statement timeout no later than it.
     """
     if identity.role not in DATABASE_ROLES:
         raise ValueError(f"not a request role: {identity.role!r}")
     if conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE:
         # Outside a transaction block the settings would end with this very statement.
         raise RuntimeError("apply_identity needs an open transaction: use `with conn.transaction():`")
+    statement_timeout_ms = bounded_timeout(statement_timeout_ms)
     conn.execute(
         "select set_config('role', %s, true), set_config('search_path', %s, true), "
         "set_config('statement_timeout', coalesce(%s::text, current_setting('statement_timeout')), true)",

@@ -59,24 +59,44 @@ class Provenance(BaseModel):
         """The value stored with the chunk (only what is known)."""
         return self.model_dump(exclude_none=True)
 
-    def label(self) -> str:
-        """A short label: "p. 12", "pp. 3–4", "slide 4", "sheet 2, rows 10–20", "ch. 3"."""
+    def label(self, lang: str = "en") -> str:
+        """A short label: "p. 12", "pp. 3–4", "slide 4", "sheet 2, rows 10–20", "ch. 3"; with lang "zh"
+        "第 12 页", "第 4 张幻灯片", … (the page's own labels, backend/webapp/i18n.js)."""
+        forms = _FORMS["zh" if lang == "zh" else "en"]
+        ranges = {
+            "page": (self.page_start, self.page_end),
+            "slide": (self.slide_start, self.slide_end),
+            "sheet": (self.sheet_start, self.sheet_end),
+            "row": (self.row_start, self.row_end),
+            "chapter": (self.chapter_start, self.chapter_end),
+        }
         parts = [
-            _ranged(one, many, start, end)
-            for one, many, start, end in (
-                ("p.", "pp.", self.page_start, self.page_end),
-                ("slide", "slides", self.slide_start, self.slide_end),
-                ("sheet", "sheets", self.sheet_start, self.sheet_end),
-                ("row", "rows", self.row_start, self.row_end),
-                ("ch.", "chs.", self.chapter_start, self.chapter_end),
-            )
-            if start is not None
+            _ranged(*forms[kind], start, end) for kind, (start, end) in ranges.items() if start is not None
         ]
-        return ", ".join(parts)
+        return ("，" if lang == "zh" else ", ").join(parts)
+
+
+# Per kind: the form for one place and for a range ({n}, {a}, {b}).
+_FORMS: dict[str, dict[str, tuple[str, str]]] = {
+    "en": {
+        "page": ("p. {n}", "pp. {a}–{b}"),
+        "slide": ("slide {n}", "slides {a}–{b}"),
+        "sheet": ("sheet {n}", "sheets {a}–{b}"),
+        "row": ("row {n}", "rows {a}–{b}"),
+        "chapter": ("ch. {n}", "chs. {a}–{b}"),
+    },
+    "zh": {
+        "page": ("第 {n} 页", "第 {a}–{b} 页"),
+        "slide": ("第 {n} 张幻灯片", "第 {a}–{b} 张幻灯片"),
+        "sheet": ("工作表 {n}", "工作表 {a}–{b}"),
+        "row": ("第 {n} 行", "第 {a}–{b} 行"),
+        "chapter": ("第 {n} 章", "第 {a}–{b} 章"),
+    },
+}
 
 
 def _ranged(one: str, many: str, start: int | None, end: int | None) -> str:
-    return f"{one} {start}" if end in (None, start) else f"{many} {start}–{end}"
+    return one.format(n=start) if end in (None, start) else many.format(a=start, b=end)
 
 
 class SourceMap:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.chat.citations import source_record as chat_source_record
+from backend.ingest.provenance import Provenance
 from backend.research.types import EvidenceItem
 from backend.research.write import MARKER, SectionDraft
 from backend.text import detect_lang
@@ -108,6 +109,15 @@ def _markdown(
         lines += ["## 参考来源" if lang == "zh" else "## Sources", ""]
         for source in sources:
             label = " > ".join(p for p in (source["title"], source.get("heading") or "") if p)
+            place = _place(source.get("provenance"), lang)
             where = f" — {source['url']}" if source.get("url") else ""
-            lines.append(f"- [{source['n']}] {label}{where}")
+            lines.append(f"- [{source['n']}] {label}{place}{where}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _place(provenance: dict[str, Any] | None, lang: str) -> str:
+    """Where in its file a source was read (", p. 12" / "，第 12 页"), in the report's language."""
+    if not provenance:
+        return ""
+    label = Provenance.model_validate(provenance).label(lang)
+    return f"{'，' if lang == 'zh' else ', '}{label}" if label else ""

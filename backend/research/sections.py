@@ -229,6 +229,8 @@ async def search(
                 ctx.web_choice,
                 mode="research",
                 caller=ctx.identity.cache_scope,
+                # Past WEB_LOCAL_TIMEOUT_S the web's hits stand alone, as in /chat (no documents read).
+                unsearched=lambda: ctx.retrieval.unsearched(request, identity=ctx.identity),
             )
             passages = await asyncio.to_thread(
                 web_passages, beyond.hits, ctx.embedder, beyond.search.embedding, ctx.settings

@@ -21,6 +21,7 @@ import numpy as np
 from backend.auth.identity import Identity
 from backend.confidence.routing import Route, route_for
 from backend.config import Settings
+from backend.db.deadline import within
 from backend.embeddings import Embedder
 from backend.errors import LocalSearchTimeout
 from backend.ingest.chunking import chunk_text
@@ -81,15 +82,17 @@ async def search_beyond(
     Without `unsearched`, or when the web found nothing, it is a 504 (LocalSearchTimeout)."""
     use_web = web.enabled and choice is not False
     budget = WaitBudget.for_mode(settings, mode)
+    # Past its limit nobody waits for the search: the database cancels its statement then too.
+    bounded = within(local, settings.web_local_timeout_s)
     outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None = None
     if use_web and choice is True:
-        outcome = await soft_wait(asyncio.to_thread(local), web.legs(query, caller=caller), budget)
+        outcome = await soft_wait(asyncio.to_thread(bounded), web.legs(query, caller=caller), budget)
         if outcome.local is None:
             return await _from_the_web(outcome, unsearched, settings, choice)
         search = outcome.local
     elif use_web:  # auto: the web may follow, so the local search has the same hard limit
         try:
-            search = await asyncio.wait_for(asyncio.to_thread(local), settings.web_local_timeout_s)
+            search = await asyncio.wait_for(asyncio.to_thread(bounded), settings.web_local_timeout_s)
         except TimeoutError:
             late = await web_only(web.legs(query, caller=caller), budget) if unsearched else None
             if late is not None:
