@@ -206,3 +206,18 @@ def test_no_api_role_can_read_the_stored_vectors_outside_the_policies(db):
                 db.execute(f"select * from {INDEX}")
         finally:
             db.execute("reset role")
+
+
+def test_no_api_role_may_call_the_one_pass_ranking_directly(db):
+    """search_scope_vectors trusts the uid and memberships it is given: only search_scope_scan (the
+    same owner, SECURITY DEFINER) may call it, or any user could rank another user's chunks."""
+    for role in ("anon", "authenticated", "service_role"):
+        db.execute(f"set role {role}")
+        try:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                db.execute(
+                    "select * from search_scope_vectors(10, %s, null, 5, %s, '{}', null, null)",
+                    (np.zeros(384, dtype=np.float32), A.user_id),
+                )
+        finally:
+            db.execute("reset role")
