@@ -36,7 +36,7 @@ def test_chinese_query_ranks_the_matching_document_first_with_diagnostics(corpus
     assert set(d["stages"]) == {"prefetch", "rerank", "top_k", "confidence"}
     assert d["confidence"]["best_parent_id"] == body["results"][0]["document_id"]
     assert d["confidence"]["confidence_level"] in {"low", "medium", "high"}
-    assert d["confidence"]["score_policy_version"] == "overall_v6"
+    assert d["confidence"]["score_policy_version"] == "overall_v7"
     assert d["confidence"]["score_source"] == "answerability"  # policy v3 on: relative to the question itself
     assert d["stages"]["prefetch"]["count"] >= d["stages"]["top_k"]["count"] == len(body["results"])
     assert all(stage["ms"] >= 0 for stage in d["stages"].values())

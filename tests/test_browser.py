@@ -708,8 +708,8 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
                     FilePayload(name="quokka.md", mimeType="text/markdown", buffer=quokka.encode()),
                 ]
             )
-        rows = dialog.locator(".upload-row")
-        expect(rows).to_have_count(2)
+        rows = dialog.locator(".upload-row")  # this upload's, above any earlier job's
+        expect(rows.filter(has_text=re.compile(r"^(axolotl|quokka)\.md"))).to_have_count(2)
         for name in ("axolotl.md", "quokka.md"):
             row = rows.filter(has_text=name)
             expect(row.locator(".upload-status")).to_have_text("完成 · 已添加")
@@ -763,6 +763,51 @@ def test_files_dropped_into_my_documents_show_progress_become_searchable_and_can
         titles = {d["title"] for d in stored}
         assert "短尾矮袋鼠" not in titles
         assert "美西螈" in titles
+    finally:
+        with services.db.owner() as conn:
+            conn.execute("delete from documents where owner_id is not null")
+
+
+def test_a_queued_upload_can_be_cancelled_and_a_reload_finds_the_jobs_where_they_ended(demo, page: Page):
+    """Issue 29 follow-up: while the one worker ingests a long file, the next file of the upload waits in
+    the queue and its Cancel stops it (the long one finishes); after a reload the dialog lists the job
+    with each file where it ended."""
+    url, services = demo
+    # About 8 chunks to embed: seconds of work for the one worker, so the second file stays queued.
+    long = "# 长文\n\n" + "\n\n".join(
+        f"第 {i} 段：关于海洋与潮汐的第 {i} 条观察记录，编号 {i * 7919}。" * 6 for i in range(16)
+    )
+    open_chat(page, url)
+    page.get_by_role("button", name="文档", exact=True).click()
+    dialog = page.get_by_role("dialog", name="文档")
+    try:
+        dialog.get_by_label("选择文件").set_input_files(
+            [
+                FilePayload(name="tides.md", mimeType="text/markdown", buffer=long.encode()),
+                FilePayload(
+                    name="later.md", mimeType="text/markdown", buffer="# 后来\n\n排队的文件。\n".encode()
+                ),
+            ]
+        )
+        later = dialog.locator(".upload-row").filter(has_text="later.md")
+        expect(later.locator(".upload-status")).to_have_text("排队中")
+        later.get_by_role("button", name="取消 later.md 所在上传中排队的文件").click()
+        expect(later.locator(".upload-status")).to_have_text("已取消")
+        expect(later.locator(".upload-cancel")).to_be_hidden()
+        tides = dialog.locator(".upload-row").filter(has_text="tides.md")
+        expect(tides.locator(".upload-status")).to_have_text("完成 · 已添加", timeout=120_000)
+        expect(dialog.locator(".document-list")).to_contain_text("长文")
+        expect(dialog.locator(".document-list")).not_to_contain_text("后来")
+
+        page.reload()
+        expect(page.locator("#composer-input")).to_be_focused(timeout=30_000)
+        page.get_by_role("button", name="文档", exact=True).click()
+        expect(
+            dialog.locator(".upload-row").filter(has_text="tides.md").locator(".upload-status")
+        ).to_have_text("完成 · 已添加")
+        expect(
+            dialog.locator(".upload-row").filter(has_text="later.md").locator(".upload-status")
+        ).to_have_text("已取消")
     finally:
         with services.db.owner() as conn:
             conn.execute("delete from documents where owner_id is not null")

@@ -53,7 +53,7 @@ def test_budgets_and_confidence_are_reported_and_confidence_is_stored(make_servi
     assert body["diagnostics"]["retrieval"]["parameters"]["prefetch_k"] == 80
     assert body["diagnostics"]["confidence"]["confidence_level"] in {"low", "medium", "high"}
     stored = client.get(f"/conversations/{body['conversation_id']}/messages").json()[1]
-    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v6"
+    assert stored["metadata"]["confidence"]["score_policy_version"] == "overall_v7"
     assert stored["metadata"]["confidence"]["best_parent_id"] == body["sources"][0]["document_id"]
 
 
@@ -196,10 +196,10 @@ def test_a_failing_gap_search_is_logged_and_the_rest_still_fuse(make_services, c
 
 
 def test_ambiguous_candidates_get_a_clarification_question_instead_of_a_guess(make_services, tmp_path):
-    policy = json.loads((PROJECT_ROOT / "tests/fixtures/policies/v6.json").read_text(encoding="utf-8"))
+    policy = json.loads((PROJECT_ROOT / "tests/fixtures/policies/v7.json").read_text(encoding="utf-8"))
     # Every runner-up counts as a second document that holds the answer, as close as the best.
     policy["thresholds"].update(T_low=0.0, T_high=0.0, R_hitl=0.0)
-    (tmp_path / "v6.json").write_text(json.dumps(policy), encoding="utf-8")
+    (tmp_path / "v7.json").write_text(json.dumps(policy), encoding="utf-8")
     llm = ScriptedLLM(answers=["不应被调用[1]。"])
     every_level = ["low", "medium", "high"]
     client = make_client(make_services, llm=llm, score_policies_dir=tmp_path, chat_clarify_levels=every_level)

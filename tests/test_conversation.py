@@ -233,6 +233,27 @@ def test_a_streamed_instruction_streams_the_reworked_answer_and_stores_it(with_m
     assert stored[-1]["metadata"]["route"] == "instruction"
 
 
+def test_an_instruction_whose_sources_were_all_deleted_says_so_and_a_later_one_still_finds_the_answer(
+    with_model, scripted_llm
+):
+    """The model would write from nothing: the reply says the cited documents are gone (not that a model
+    is missing), asks no model, and does not become the answer a later instruction works on."""
+    scripted_llm.answers = ["尤金袋鼠分布在澳洲南部岛屿[1]。"]
+    first = ask(with_model, "尤金袋鼠分布在哪里？")
+    cited = {s["document_id"] for s in first["sources"] if s["cited"] or s["in_context"]}
+    for document_id in cited:
+        assert with_model.delete(f"/documents/{document_id}").status_code == 204
+    calls = len(scripted_llm.calls)
+    body = ask(with_model, "shorter please", conversation_id=first["conversation_id"])
+    assert "deleted" in body["answer"]
+    assert "language model" not in body["answer"]
+    assert body["generator"] == "nothing_to_rework"
+    assert body["diagnostics"]["route"] == "instruction"
+    assert len(scripted_llm.calls) == calls
+    again = ask(with_model, "展开说说", conversation_id=first["conversation_id"])
+    assert "已被删除" in again["answer"]  # still about the first answer, not about the reply in between
+
+
 # --- the other front doors ------------------------------------------------------------------------
 
 

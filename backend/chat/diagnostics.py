@@ -148,7 +148,10 @@ class ConfidenceSummary(_Diag):
     best_overall_score: float
     need_hitl: bool = Field(description="two candidate documents compete: clarify rather than guess")
     web_fallback: bool = Field(description="the documents likely do not answer the question")
-    score_ratio: float | None = Field(description="runner-up document score / best score")
+    score_ratio: float | None = Field(
+        description="runner-up document score / best score (the runner-up: the next document scored by the "
+        "same model as the best, v6 on)"
+    )
 
 
 DropReason = Literal["duplicate", "near_duplicate", "budget"]
@@ -245,7 +248,8 @@ class ChatDiagnostics(_Diag):
         description="gemini, extractive or scripted (an answer); clarify (a question back); not_found "
         "(the documents do not hold the answer and nothing else did: no model was asked); "
         "conversational (a fixed small-talk reply); needs_model (an instruction that needs a language "
-        "model, none configured)"
+        "model, none configured); nothing_to_rework (an instruction about an answer none of whose "
+        "sources can still be read)"
     )
     llm: str | None = Field(description="the model that wrote the answer, if one did")
     total_ms: float = 0.0

@@ -1,9 +1,11 @@
 """Turns answered without a search: small talk (a short reply in the user's language; "what can you do"
 describes the collection the caller can read) and instructions about the previous answer (「展开说说」,
 "shorter please", "translate that": with a model, the previous answer reworked from its own sources,
-re-cited; without one, a plain reply that this needs a model).
+re-cited; without one, a plain reply that this needs a model; with one but nothing to work on — no
+document the previous answer cited still readable — a reply that says so).
 
-Replies are prompt files (backend/llm/prompts/chat_*.md, collection*.md, needs_model_*.md, instruction.md).
+Replies are prompt files (backend/llm/prompts/chat_*.md, collection*.md, needs_model_*.md,
+sources_gone_*.md, instruction.md).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class DirectTurn:
     history: list[Turn]
     intent: Intent
     fixed: str | None  # the reply when no model writes it
+    fixed_generator: str = "conversational"  # conversational, needs_model or nothing_to_rework
     question: str = ""  # the instruction as the model reads it (with the previous answer)
     sources: list[SourceText]  # the previous answer's sources, re-read, their numbers kept
     records: list[dict[str, Any]]  # the previous answer's stored sources, which this reply re-cites
@@ -56,7 +59,7 @@ class DirectTurn:
     def generator(self, llm: LLM) -> str:
         if self.fixed is None:
             return llm.generator
-        return "conversational" if self.intent.kind == "small_talk" else "needs_model"
+        return self.fixed_generator
 
 
 def prepare(
@@ -72,14 +75,17 @@ def prepare(
     llm: LLM,
 ) -> DirectTurn:
     """Small talk's fixed reply; an instruction's question and sources for the model (or, without a
-    model or anything to work on, the reply that says it needs one). Blocking: reads the database."""
-    fixed, question, sources = None, "", list[SourceText]()
+    model, or with nothing left to work on, the reply that says so). Blocking: reads the database."""
+    fixed, fixed_generator, question, sources = None, "conversational", "", list[SourceText]()
     if intent.kind == "small_talk":
         fixed = small_talk_reply(intent, db, identity)
-    elif previous is not None and writes_freely(llm):
-        question, sources = instruction_parts(intent, message, previous, db, identity)
-    if fixed is None and not sources:
-        fixed = load_prompt(f"needs_model_{intent.lang}").render()
+    elif not writes_freely(llm):
+        fixed, fixed_generator = load_prompt(f"needs_model_{intent.lang}").render(), "needs_model"
+    else:  # an instruction is recognised only after an answer (intent.classify): `previous` is there
+        if previous is not None:
+            question, sources = instruction_parts(intent, message, previous, db, identity)
+        if not sources:  # the model would write from nothing: no grounded rework is possible
+            fixed, fixed_generator = load_prompt(f"sources_gone_{intent.lang}").render(), "nothing_to_rework"
     return DirectTurn(
         identity=identity,
         message=message,
@@ -87,6 +93,7 @@ def prepare(
         history=history,
         intent=intent,
         fixed=fixed,
+        fixed_generator=fixed_generator,
         question=question,
         sources=sources,
         records=previous.sources if previous else [],

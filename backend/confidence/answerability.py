@@ -16,8 +16,9 @@ Each candidate document gets three features, read from the fused candidates of o
 
 Across languages (issue 26) the last two read zero whatever the evidence: a Chinese question's terms
 do not occur in an English passage, and the full-text leg cannot find it. Each candidate's language
-(backend.text.detect_lang of its text: 'zh' or 'en') is compared with the question's (of its terms),
-and four language-aware features (policy v4) mean the same whatever the two languages are:
+(backend.text.detect_lang of its text: 'zh' or 'en') is compared with the question's (of its text; of
+its terms without it), and four language-aware features (policy v4) mean the same whatever the two
+languages are:
   comparable_coverage   term_coverage over the question terms the passage's language can hold: for a
                         Latin-script passage the terms without Chinese characters (numbers, names,
                         Latin words of a Chinese question); otherwise every term. No comparable term:
@@ -43,7 +44,9 @@ on the development sets by bench/routing. The best document's score is best_over
 Policy v6 keeps v3's model for documents in the question's language and scores a cross-lingual one
 with a model of its own (the policy's "cross_lingual" block) over the evidence that means the same
 across languages, calibrated so that it reaches T_low exactly where its cosine_lift crosses the cut
-chosen on both cross-lingual directions (bench/routing/xlang_branch.py).
+chosen on both cross-lingual directions (bench/routing/xlang_branch.py). From v7 the branch measures a
+cross-lingual document's cosine_lift against a deeper background of its own: the cosine of the vector
+leg's row of rank `background_rank` (ranked_background), not the median of the 15-candidate head.
 
 Risk flags (each means what it says):
   low_coverage         close in meaning (cosine_lift >= lift_high) but most of the question's weight
@@ -169,9 +172,11 @@ def term_weights(terms: Sequence[str], term_idfs: Mapping[str, float] | None) ->
     return {t: float(term_idfs[t]) if t in term_idfs and term_idfs[t] > 0 else fallback for t in terms}
 
 
-def question_language(terms: Sequence[str]) -> str:
-    """The question's language, read off its terms (what every caller of the score passes)."""
-    return detect_lang(" ".join(terms))
+def question_language(terms: Sequence[str], question: str | None = None) -> str:
+    """The question's language: of its text when given, else of its terms (what every caller of the
+    score passes). The text's function words count: 「谁写的 pgrag？」 is a Chinese question although its
+    one significant term is Latin, so its Chinese passages are not cross-lingual."""
+    return detect_lang(question) if question else detect_lang(" ".join(terms))
 
 
 def passage_language(candidate: Candidate) -> str:
@@ -201,14 +206,19 @@ def document_evidence(
     terms: Sequence[str],
     term_idfs: Mapping[str, float] | None,
     question: str | None = None,
+    *,
+    read_sentences: bool = True,
 ) -> list[DocumentEvidence]:
     """Aggregate scored chunks per document, in order of first appearance; with the question's text,
-    the sentence-level evidence too."""
+    its language is read off the text, and (read_sentences) the sentence-level evidence too."""
     weights = term_weights(list(dict.fromkeys(terms)), term_idfs)
-    asked = question_type(question) if question is not None else None
-    unit = question_unit(question) if question is not None and asked == "number" else None
+    if not read_sentences:
+        asked, unit = None, None
+    else:
+        asked = question_type(question) if question is not None else None
+        unit = question_unit(question) if question is not None and asked == "number" else None
     total = sum(weights.values())
-    language_asked = question_language(terms)
+    language_asked = question_language(terms, question)
     groups: dict[Any, list[Candidate]] = {}
     for c in candidates:
         groups.setdefault(c.document_id, []).append(c)
@@ -236,7 +246,7 @@ def document_evidence(
                 best_comparable = max(best_comparable, held / comparable_total)
         cosines = [c.similarity for c in members if c.similarity is not None]
         sentences = None
-        if question is not None:
+        if question is not None and read_sentences:
             sentences = sentence_evidence(
                 [passage_text(c) for c in members], weights, asked, comparable, unit
             )
@@ -265,6 +275,17 @@ def background_cosine(candidates: Sequence[Candidate]) -> float | None:
     """The query's background: the median cosine of the scored candidates."""
     cosines = [c.similarity for c in candidates if c.similarity is not None]
     return statistics.median(cosines) if cosines else None
+
+
+def ranked_background(candidates: Sequence[Candidate], rank: int) -> float | None:
+    """The cosine of the vector leg's row of `rank` among the candidates (of its deepest row there when
+    the leg returned fewer): where a query's background lies at that depth, whatever the prefetch."""
+    rows = sorted(
+        (c.vector_rank, c.similarity)
+        for c in candidates
+        if c.vector_rank is not None and c.similarity is not None and c.vector_rank <= rank
+    )
+    return rows[-1][1] if rows else None
 
 
 def features(doc: DocumentEvidence, background: float | None) -> dict[str, float]:

@@ -36,6 +36,8 @@ LANGUAGE_AWARE_FEATURES = (
     "cross_lingual",
     "cross_lingual_lift",
 )
+# A branch's background row (BranchModel.background_rank) must lie within a default search's vector leg.
+MAX_BACKGROUND_RANK = 60
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,17 @@ class BranchModel:
     """A second logistic model for the documents one branch of a policy scores (v6: the cross-lingual
     ones, whose language differs from the question's). Its own bias and monotone weights over the
     policy's features, read against the policy's thresholds: a document of the branch is answered
-    from when sigmoid(bias + sum(weight * feature)) >= T_low."""
+    from when sigmoid(bias + sum(weight * feature)) >= T_low.
+
+    background_rank (v7 on): the branch's cosine_lift is measured against the cosine of the vector leg's
+    row of that rank (answerability.ranked_background) rather than the median of the scored head. A
+    cross-lingual document's cosines sit lower than its question's language's, so the head's median,
+    set by the nearest passages, says little of where its background lies; a fixed deeper rank does,
+    and it does not move with the caller's prefetch depth. None: the main background."""
 
     bias: float
     weights: dict[str, float] = field(hash=False)
+    background_rank: int | None = None
 
     def problems(self, where: str) -> list[str]:
         out = []
@@ -71,14 +80,22 @@ class BranchModel:
             out.append(f"{where}: weights must be finite and >= 0 (monotone score): {sorted(negative)}")
         if not math.isfinite(self.bias):
             out.append(f"{where}: bias must be a finite number")
+        if self.background_rank is not None and not 1 <= self.background_rank <= MAX_BACKGROUND_RANK:
+            out.append(f"{where}: background_rank must be between 1 and {MAX_BACKGROUND_RANK}")
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"bias": self.bias, "weights": dict(self.weights)}
+        rank = {} if self.background_rank is None else {"background_rank": self.background_rank}
+        return {"bias": self.bias, "weights": dict(self.weights), **rank}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BranchModel:
-        return cls(bias=float(data["bias"]), weights={str(k): float(v) for k, v in data["weights"].items()})
+        rank = data.get("background_rank")
+        return cls(
+            bias=float(data["bias"]),
+            weights={str(k): float(v) for k, v in data["weights"].items()},
+            background_rank=None if rank is None else int(rank),
+        )
 
 
 @dataclass(frozen=True)

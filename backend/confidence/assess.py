@@ -26,6 +26,7 @@ from backend.confidence.answerability import (
     document_evidence,
     document_score,
     features,
+    ranked_background,
     scored_candidates,
 )
 from backend.confidence.answerability_policy import FORMULA, SENTENCE_FEATURES, AnswerabilityPolicy
@@ -100,24 +101,36 @@ def answerability_confidence(
     The sentence-level features are read only when the policy weighs them (and `question` is given)."""
     scored = scored_candidates(candidates, policy.depth, policy.leg_depth, fusion)
     background = background_cosine(scored)
+    branch = policy.cross_lingual
+    # v7: a cross-lingual document's lift against the branch's own, deeper background (of all candidates)
+    deep = (
+        ranked_background(candidates, branch.background_rank)
+        if branch is not None and branch.background_rank is not None
+        else None
+    )
     sentence_level = question is not None and any(f in policy.all_weights for f in SENTENCE_FEATURES)
     parents = []
-    for doc in document_evidence(scored, terms, term_idfs, question if sentence_level else None):
-        values = features(doc, background)
+    for doc in document_evidence(scored, terms, term_idfs, question, read_sentences=sentence_level):
+        values = features(doc, deep if doc.cross_lingual and deep is not None else background)
         parents.append((document_score(values, policy), doc, values))
     parents.sort(key=lambda p: -p[0])  # stable: ties keep the fused order
 
     best = parents[0][0] if parents else 0.0
-    runner = parents[1][0] if len(parents) > 1 else None
+    # The runner-up is the next document scored by the same model as the best: a ratio of scores means
+    # something within one model only (v6 on, a cross-lingual document is scored by the branch's, whose
+    # steeper scale would make a passage in the other language — often the same text translated — a
+    # rival of every good answer).
+    rival = next((p for p in parents[1:] if _model(p[1], policy) == _model(parents[0][1], policy)), None)
+    runner = rival[0] if rival is not None else None
     ratio = runner / best if runner is not None and best > 0 else None
     # Clarify only between documents that each look like they hold the answer (never irrelevant
     # ones) and that the user can tell apart: two parts of one title are answered from, not asked about.
     need_hitl = (
-        runner is not None
-        and runner >= policy.t_high
+        rival is not None
+        and rival[0] >= policy.t_high
         and ratio is not None
         and ratio >= policy.r_hitl
-        and _name(parents[0][1]) != _name(parents[1][1])
+        and _name(parents[0][1]) != _name(rival[1])
     )
     if best < policy.t_low:
         level = "low"
@@ -129,15 +142,22 @@ def answerability_confidence(
         fallback, reason = True, "low_confidence"
     else:
         fallback, reason = False, None
+    rival_doc = rival[1] if rival is not None else None
     # single_spike needs both legs to have run (a vector-only search has no full-text ranks at all).
     both_legs = any(c.vector_rank is not None for c in scored) and any(
         c.full_text_rank is not None for c in scored
     )
     top = [
         _parent_entry(
-            score, doc, values, policy, chunk_totals, runner_up=i == 1 and need_hitl, both_legs=both_legs
+            score,
+            doc,
+            values,
+            policy,
+            chunk_totals,
+            runner_up=need_hitl and doc is rival_doc,
+            both_legs=both_legs,
         )
-        for i, (score, doc, values) in enumerate(parents[:top_n])
+        for score, doc, values in parents[:top_n]
     ]
     return {
         "score_policy_version": policy.score_policy_version,
@@ -239,6 +259,11 @@ def risk_flags(
     if runner_up:
         flags.append("ambiguous_candidate")
     return flags
+
+
+def _model(doc: DocumentEvidence, policy: AnswerabilityPolicy) -> str:
+    """Which of the policy's models scores the document."""
+    return "cross_lingual" if doc.cross_lingual and policy.cross_lingual is not None else "main"
 
 
 def _name(doc: DocumentEvidence) -> str:

@@ -134,7 +134,10 @@ class ConfidenceOut(_Diag):
     best_overall_score: float | None
     confidence_level: Literal["low", "medium", "high"]
     thresholds_used: dict[str, float] = Field(description="T_low, T_high and R_hitl of the policy")
-    score_ratio: float | None = Field(description="runner-up document score / best score")
+    score_ratio: float | None = Field(
+        description="runner-up document score / best score (the runner-up: the next document scored by the "
+        "same model as the best, v6 on)"
+    )
     need_hitl: bool = Field(description="two relevant documents compete: clarify rather than guess")
     web_fallback: bool = Field(description="the documents likely do not answer the question")
     web_fallback_reason: str | None = Field(

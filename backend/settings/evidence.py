@@ -48,6 +48,6 @@ class EvidenceSettings(BaseModel):
         default_factory=lambda: list(DEFAULT_CLARIFY_LEVELS),
         description="Clarify only at these confidence levels: a strongly supported best answer is given.",
     )
-    score_policy_version: str = "v6"  # v3 in one language, a cross-lingual branch (docs/routing.md)
+    score_policy_version: str = "v7"  # v3 in one language, a cross-lingual branch (docs/routing.md)
     score_policies_dir: Path | None = Field(default=None, description="None: the shipped policies.")
     confidence_top_n: int = Field(default=5, ge=1, le=50)

@@ -1,13 +1,16 @@
 // The "Documents" dialog: upload by drag and drop or the file picker into one's own documents or a
 // team collection one edits, each file's progress followed on the job's event stream; the list of
 // the chosen place's documents, with re-ingest (a new version of a document's file) and delete.
-// Uploads are background jobs (POST /documents/upload?background=true, then GET its events_url).
+// Uploads are background jobs (POST /documents/upload?background=true, then GET its events_url): the
+// dialog also shows one's recent jobs (a reload during a long upload finds it still moving) and
+// cancels the files of a job still waiting in the queue (DELETE /ingest/jobs/{id}).
 
 import { attempt, clear, h } from "./dom.js";
 import { formatDate, t } from "./i18n.js";
 import { announce, state } from "./view.js";
 
 const EDITS = new Set(["editor", "admin"]);
+const RECENT_JOBS = 10; // earlier uploads shown when the dialog first opens
 
 /** Queue files as one background job (into a collection, or one's own); the 202's answer. */
 export async function submitUpload(api, files, collectionId = null, externalId = null) {
@@ -44,6 +47,8 @@ export class DocumentsDialog {
     this.error = dialog.querySelector(".form-error");
     this.reingestInput = dialog.querySelector(".reingest-input");
     this.reingesting = null; // the document a picked file is a new version of
+    this.rows = new Map(); // file id -> its upload row (a job followed twice draws one row per file)
+    this.jobsShown = false; // the recent jobs are listed once, at the first open
     dialog.querySelector(".dialog-close").addEventListener("click", () => dialog.close());
     this.target.addEventListener("change", () => this.#attempt(() => this.refresh()));
     const input = dialog.querySelector(".file-input");
@@ -82,6 +87,20 @@ export class DocumentsDialog {
     this.#renderTargets();
     this.dialog.showModal();
     await this.#attempt(() => this.refresh());
+    if (!this.jobsShown) {
+      this.jobsShown = true;
+      await this.#attempt(() => this.showRecentJobs());
+    }
+  }
+
+  /** One's recent jobs, newest first, below any upload of this page; those not done are followed. */
+  async showRecentJobs() {
+    const jobs = (await this.api.json(`/ingest/jobs?limit=${RECENT_JOBS}`)).items;
+    for (const job of jobs) {
+      const accepted = { job_id: job.id, status_url: `/ingest/jobs/${job.id}`, events_url: `/ingest/jobs/${job.id}/events` };
+      for (const file of job.files) if (!this.rows.has(file.id)) this.uploads.append(this.#uploadRow(file, accepted));
+      if (job.status !== "done") this.#attempt(() => this.#follow(accepted));
+    }
   }
 
   /** One's own documents, then the collections one may add to (the picker's scope, if one of them). */
@@ -136,12 +155,15 @@ export class DocumentsDialog {
   async upload(files, collectionId = this.target.value, { externalId = null } = {}) {
     if (!files.length) return;
     const accepted = await submitUpload(this.api, files, collectionId, externalId);
-    const rows = new Map(accepted.files.map((f) => [f.id, this.#uploadRow(f)]));
-    for (const row of rows.values()) this.uploads.prepend(row);
+    const fresh = { chunks_done: 0, chunks_total: null, error: null, outcome: null };
+    for (const file of [...accepted.files].reverse()) this.uploads.prepend(this.#uploadRow({ ...file, ...fresh }, accepted));
+    return this.#follow(accepted);
+  }
+
+  /** Draw a job's files at each of its events until it ends; the document list follows. */
+  async #follow(accepted) {
     try {
-      const job = await followJob(this.api, accepted, (job) => {
-        for (const file of job.files) if (rows.has(file.id)) this.#drawFile(rows.get(file.id), file);
-      });
+      const job = await followJob(this.api, accepted, (job) => this.#drawJob(job));
       announce(t("uploadsDone", { done: job.counts.done ?? 0, failed: job.counts.failed ?? 0 }));
       return job;
     } finally {
@@ -150,14 +172,26 @@ export class DocumentsDialog {
     }
   }
 
-  #uploadRow(file) {
-    const row = h("li", { class: "key-row upload-row", dataset: { file: file.id } }, h("span", { class: "key-name" }, file.filename), h("span", { class: "upload-status" }), h("progress", { max: 1, value: 0 }), h("span", { class: "upload-detail muted" }));
-    this.#drawFile(row, { ...file, chunks_done: 0, chunks_total: null, error: null, outcome: null });
+  #drawJob(job) {
+    for (const file of job.files) if (this.rows.has(file.id)) this.#drawFile(this.rows.get(file.id), file);
+  }
+
+  /** Cancel what of the job is still queued (a file being ingested finishes); its rows say so. */
+  async cancel(accepted) {
+    this.#drawJob(await this.api.json(accepted.status_url, { method: "DELETE" }));
+  }
+
+  #uploadRow(file, accepted) {
+    const cancel = h("button", { type: "button", class: "link-button upload-cancel", "aria-label": t("cancelUploadLabel", { name: file.filename }), onclick: () => this.#attempt(() => this.cancel(accepted)) }, t("cancelUpload"));
+    const row = h("li", { class: "key-row upload-row", dataset: { file: file.id } }, h("span", { class: "key-name" }, file.filename), h("span", { class: "upload-status" }), h("progress", { max: 1, value: 0 }), h("span", { class: "upload-detail muted" }), cancel);
+    this.rows.set(file.id, row);
+    this.#drawFile(row, file);
     return row;
   }
 
   #drawFile(row, file) {
     row.dataset.status = file.status;
+    row.querySelector(".upload-cancel").hidden = file.status !== "queued";
     const outcome = file.outcome?.documents?.[0]?.status;
     row.querySelector(".upload-status").textContent = t(`file_${file.status}`) + (outcome ? ` · ${t(`outcome_${outcome}`)}` : "");
     const progress = row.querySelector("progress");

@@ -36,7 +36,7 @@ ORDERS = ("as shipped", "cosine alone", "comparable-term idf_coverage")
 def orders(record: QuestionRecord, idf_weight: float) -> dict[str, list[Candidate]]:
     """The record's /search candidates in each order of ORDERS."""
     candidates = record.searches["default"].candidates
-    asked = question_language(record.terms)
+    asked = question_language(record.terms, record.text)
 
     def logit(c: Candidate) -> float:
         return math.log(max(c.final_score, 1e-300))

@@ -1,7 +1,7 @@
 """Fit the cross-lingual branch of an answerability policy (v6) on both cross-lingual directions.
 
 Usage: .venv/bin/python -m bench.routing.xlang_branch [--base v3] [--features cosine_lift ...]
-                                                     [--max-leak 0.05] [--write v6]
+                                                     [--max-leak 0.05] [--background-rank N] [--write v6]
 
 Reads the stored searches of the two xlang groups (python -m bench.routing --variants xlang). Each
 question's evidence is its best cross-lingual document (the one the branch would rank first). A
@@ -10,6 +10,8 @@ is the lowest one at which neither direction answers more than --max-leak of its
 questions; the branch's bias puts that cut at the base policy's T_low, so routing answers a
 cross-lingual document exactly above it. Leave-one-direction-out: weights and cut from one direction,
 answer rates on the other. --write saves the base policy with the branch as a new version.
+--background-rank N: a cross-lingual document's cosine_lift is read against the cosine of the vector
+leg's row N (the branch's own background, v7) instead of the median of the scored head.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from backend.confidence.answerability import background_cosine, document_evidence, features, scored_candidates
+from backend.confidence.answerability import (
+    background_cosine,
+    document_evidence,
+    features,
+    ranked_background,
+    scored_candidates,
+)
 from backend.confidence.answerability_policy import AnswerabilityPolicy, BranchModel
 from backend.confidence.assess import load_score_policy
 from backend.confidence.policy import POLICIES_DIR
@@ -34,11 +42,14 @@ DIRECTIONS = ("xlang.xquad-zh-dev-over-xquad-en-dev", "xlang.xquad-en-dev-over-x
 Row = tuple[list[dict[str, float]], bool]
 
 
-def branch_rows(records: Sequence[QuestionRecord]) -> list[Row]:
+def branch_rows(records: Sequence[QuestionRecord], background_rank: int | None = None) -> list[Row]:
     rows = []
     for r in records:
-        scored = scored_candidates(r.searches["default"].candidates, DEPTH, LEG_DEPTH)
+        candidates = r.searches["default"].candidates
+        scored = scored_candidates(candidates, DEPTH, LEG_DEPTH)
         background = background_cosine(scored)
+        if background_rank is not None:  # as assess.answerability_confidence reads a v7 branch
+            background = ranked_background(candidates, background_rank)
         values = [features(d, background) for d in document_evidence(scored, r.terms, r.term_idfs, r.text)]
         rows.append(([v for v in values if v["cross_lingual"] == 1.0], r.answerable))
     return rows
@@ -91,9 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-leak", type=float, default=0.05, help="unanswerable -> answer allowed per direction"
     )
+    parser.add_argument(
+        "--background-rank",
+        type=int,
+        help="the branch's background: the cosine of the vector leg's row of this rank (v7); "
+        "default: the median of the scored head",
+    )
     parser.add_argument("--write", metavar="VERSION")
     args = parser.parse_args(argv)
-    groups = {k: branch_rows(load_records(WORK_DIR / f"{k}.records.jsonl.gz")) for k in DIRECTIONS}
+    rank = args.background_rank
+    groups = {k: branch_rows(load_records(WORK_DIR / f"{k}.records.jsonl.gz"), rank) for k in DIRECTIONS}
     joint = fit_branch(list(groups.values()), args.features, args.max_leak)
     report: dict[str, Any] = {
         "joint": {**joint, **{k: rates(g, joint["weights"], joint["cut"]) for k, g in groups.items()}}
@@ -116,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             base,
             version=args.write,
             derived_from=base.version,
-            cross_lingual=BranchModel(bias=bias, weights=joint["weights"]),
+            cross_lingual=BranchModel(bias=bias, weights=joint["weights"], background_rank=rank),
             calibration={
                 **(base.calibration or {}),
                 "cross_lingual": {
@@ -127,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
                     "cross-lingual document: logistic regression (IRLS, ridge 0.01, weights >= 0) on the "
                     "features of each question's best cross-lingual document over both xquad directions, "
                     f"bias set so the score reaches T_low at the lowest linear cut where neither direction "
-                    f"answers over {args.max_leak:.0%} of its unanswerable questions",
+                    f"answers over {args.max_leak:.0%} of its unanswerable questions; a cross-lingual "
+                    "document's cosine_lift against "
+                    + (f"the vector leg's row {rank}" if rank else "the median of the scored head"),
                     "cut": joint["cut"],
                     "results": report,
                 },

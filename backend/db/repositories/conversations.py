@@ -72,12 +72,12 @@ def recent_messages(
 def last_answer(conn: psycopg.Connection, *, conversation_id: uuid.UUID) -> dict[str, Any] | None:
     """The newest assistant message that answered something (content, sources, metadata), or None: what
     a follow-up or an instruction ("展开说说") builds on — a 「谢谢」 in between does not count, nor a
-    reply that an instruction needs a model."""
+    reply that an instruction needs a model or had nothing to work on."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select content, sources, metadata from messages where conversation_id = %s "
             "and role = 'assistant' and (metadata ->> 'route') is distinct from 'conversational' "
-            "and (metadata ->> 'generator') is distinct from 'needs_model' "
+            "and coalesce(metadata ->> 'generator', '') not in ('needs_model', 'nothing_to_rework') "
             "order by created_at desc, id desc limit 1",
             (conversation_id,),
         ).fetchone()
