@@ -138,6 +138,8 @@ stable
 set search_path = public, extensions, pg_temp
 set hnsw.iterative_scan = relaxed_order
 set hnsw.ef_search = 100
+-- restored when the function returns, whatever the body set (below: off for the HNSW statement)
+set enable_sort = on
 as $$
 declare
     dims integer := vector_dims(query_embedding);
@@ -210,6 +212,13 @@ begin
              else filtered_ef_search end,
         leg_count)::text, true);
 
+    if not exact and use_vector then
+        -- The scope is large (or no scope was counted): the vector leg walks HNSW, the one plan that
+        -- needs no sort. Under RLS its estimate multiplies a narrowing by the correlated policy, and
+        -- the planner then sorted a bitmap heap scan of the whole scope (migration 029). The sorts
+        -- the statement cannot avoid (the full-text leg's ranking, the fusion) still run.
+        perform set_config('enable_sort', 'off', true);
+    end if;
     return query execute public.hybrid_search_query(coalesce(dims, 1), row_security, exact)
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
           full_text_weight, semantic_weight, use_text, use_vector, query_embedding_model,

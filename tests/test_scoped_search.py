@@ -398,3 +398,36 @@ def test_the_metadata_stays_in_the_heap_row(fresh_database):
     assert row is not None
     assert row[3] > 2000  # wide enough that the row needed TOAST at all
     assert row[:3] == (None, True, True)
+
+
+def test_the_threshold_follows_the_corpus_and_the_one_pass_scope_admits_twice_as_many(tenants):
+    """Migration 029: the threshold given is that of a corpus up to 100k chunks, scaled by
+    sqrt(chunks / 100k) above (the planner's row count of chunks); an unfiltered user scope, ranked
+    in one pass of chunks_exact_384_idx, admits twice the threshold."""
+    url, vectors = tenants
+    zh = Jsonb({"lang": "zh"})  # 2,000 chunks, a filtered (heap) scope
+    statement = "select distinct scope_count from match_documents(%s, 10, -1, %s, exact_scan_threshold => %s)"
+    with connect(url, autocommit=True) as conn:
+        assert conn.execute(statement, (vectors[5], zh, 1000)).fetchall() == [(None,)]
+        with acting_as(conn, USERS[1]):  # public 2,000 + own 1,000, no filter: one pass, up to 2 x 1,600
+            assert conn.execute(statement, (vectors[5], Jsonb({}), 1600)).fetchall() == [(3000,)]
+            assert conn.execute(statement, (vectors[5], Jsonb({}), 1400)).fetchall() == [(None,)]
+        stats = conn.execute(
+            "select reltuples, relpages from pg_class where oid = 'chunks'::regclass"
+        ).fetchone()
+        assert stats is not None
+        try:
+            # As if the table held 1M chunks (pages scaled alike, so the planner's row estimates, which
+            # follow the rows per page, stay): 1,000 x sqrt(10) = 3,163 admits the 2,000.
+            scale = 1_000_000 / stats[0]
+            conn.execute(
+                "update pg_class set reltuples = 1000000, relpages = %s where oid = 'chunks'::regclass",
+                (round(stats[1] * scale),),
+            )
+            assert conn.execute(statement, (vectors[5], zh, 1000)).fetchall() == [(2000,)]
+            # search_scope (no query vector) keeps the count it is given.
+            assert conn.execute("select search_scope(%s, 1000)", (zh,)).fetchone() == (None,)
+        finally:
+            conn.execute(
+                "update pg_class set reltuples = %s, relpages = %s where oid = 'chunks'::regclass", stats
+            )

@@ -6,6 +6,10 @@
 -- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
 -- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
 -- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
+-- Migration 029 turns enable_sort off for the single node's HNSW statement (the vector leg then walks
+-- HNSW rather than sorting a bitmap scan of a scope the planner underestimates under RLS); not
+-- carried here: on the cluster the shards' statements are planned by the workers, and the case it
+-- fixes (a search narrowed to a collection) is refused. Untested on a cluster.
 set search_path = public, extensions;
 
 create or replace function public.match_documents(

@@ -13,6 +13,13 @@
 -- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
 -- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
 -- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
+-- Migration 029's one-pass read of an unfiltered scope (search_scope_vectors() over the covering
+-- index chunks_exact_384_idx, ordered by collection / visibility / owner) is not used here: the
+-- index is created on every shard with the table, but each statement below names the tenants in
+-- scope (tenant_id is not in that index), so the cluster keeps the bounded count and the distances by
+-- primary key. Its estimate fix for narrowed calls has nothing to apply to (collections are refused),
+-- and its threshold that grows with sqrt(chunks / 100k) is not applied here either: max_rows as given
+-- (a cluster's chunk count is the workers' sum; to be measured on one). Untested on a cluster.
 set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.

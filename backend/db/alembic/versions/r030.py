@@ -3,7 +3,7 @@
 from backend.db.migrations import apply_sql_file
 
 revision = "030"
-down_revision = "028"
+down_revision = "029"
 branch_labels = None
 depends_on = None
 

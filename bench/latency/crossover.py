@@ -1,0 +1,152 @@
+"""Where the exact plan of a user's scope stops paying, measured on the sweep's own scopes.
+
+    python -m bench.latency.crossover --size 100000 --queries 20
+
+On bench/latency's kept database of that size (load it first: `python -m bench.latency --sizes N
+--keep-db ...`), for every tenant and collection scope of the selectivity sweep (a signed-in user,
+through RLS, no filter: what migration 029 reads in one pass of chunks_exact_384_idx), each question
+runs back to back in alternating order as
+    exact    exact_scan_threshold 1,000,000: the scope counted and ranked exactly
+    heap     the same with a filter every chunk passes (created_at after 1900): the filtered path,
+             which reads what it ranks from the heap rows (primary key, row, TOAST) as every exact
+             plan did before 029 — the before/after of the storage, in the same run
+    hnsw     exact_scan_threshold 0: the HNSW walk with an iterative scan
+    planned  exact_scan_threshold --threshold: what the product does (estimate, count, choose)
+through match_documents and hybrid_search. Reported per scope: p50 / p95 of each, exact / hnsw p50,
+and the exact plan's cost per admitted chunk (p50 over the admitted count). Written to
+bench/results/crossover-<size>.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.types.json import Jsonb
+
+from backend.db.connection import connect
+from backend.db.identity import apply_identity
+from bench.common import RESULTS_DIR, log
+from bench.common.db import bench_server, with_database
+from bench.common.report import write_json
+from bench.common.synthetic import SentencePool, load_queries
+from bench.latency import load as bulk_load
+from bench.latency.sweep import Scope, admitted, scopes
+
+EXACT, HNSW = 1_000_000, 0
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--dims", type=int, default=384)
+    parser.add_argument("--queries", type=int, default=20, help="questions per scope")
+    parser.add_argument("--threshold", type=int, default=3000, help="the 'planned' variant's threshold")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
+    return parser.parse_args(argv)
+
+
+ALWAYS = Jsonb({"created_at": {"$gte": "1900-01-01"}})  # every chunk passes: the filtered (heap) path
+
+
+def call(
+    conn: psycopg.Connection, scope: Scope, function: str, query: Any, variant: str, threshold: int
+) -> float:
+    tree = ALWAYS if variant == "heap" else Jsonb({})
+    if function == "match_documents":
+        statement = (
+            "select id from match_documents(%s, 10, -1, %s, exact_scan_threshold => %s, collections => %s)"
+        )
+        params: tuple = (query.vector, tree, threshold, scope.collections)
+    else:
+        statement = (
+            "select id from hybrid_search(%s, %s, 10, filter => %s, exact_scan_threshold => %s, "
+            "collections => %s)"
+        )
+        params = (query.terms, query.vector, tree, threshold, scope.collections)
+    started = time.perf_counter()
+    with conn.transaction():
+        assert scope.identity is not None
+        apply_identity(conn, scope.identity)
+        conn.execute(statement, params).fetchall()
+    return (time.perf_counter() - started) * 1000
+
+
+def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str, Any]]:
+    variants = {"exact": EXACT, "heap": EXACT, "hnsw": HNSW, "planned": args.threshold}
+    records = []
+    with connect(url, autocommit=True) as conn:
+        for scope in scopes([], tenants=True):
+            if scope.identity is None:
+                continue
+            count = admitted(url, scope)
+            for function in ("match_documents", "hybrid_search"):
+                for query in queries[:2]:
+                    for name, threshold in variants.items():
+                        call(conn, scope, function, query, name, threshold)
+                times: dict[str, list[float]] = {name: [] for name in variants}
+                for i, query in enumerate(queries):
+                    for name in list(variants) if i % 2 == 0 else list(reversed(variants)):
+                        times[name].append(call(conn, scope, function, query, name, variants[name]))
+                p50 = {name: float(np.median(t)) for name, t in times.items()}
+                record = {
+                    "size": args.size,
+                    "scope": scope.label,
+                    "admitted": count,
+                    "function": function,
+                    **{f"{name}_p50_ms": round(p50[name], 2) for name in variants},
+                    **{f"{name}_p95_ms": round(float(np.percentile(t, 95)), 2) for name, t in times.items()},
+                    "exact_over_hnsw_p50": round(p50["exact"] / p50["hnsw"], 2),
+                    "exact_us_per_admitted_chunk": round(p50["exact"] * 1000 / max(count, 1), 2),
+                    "heap_us_per_admitted_chunk": round(p50["heap"] * 1000 / max(count, 1), 2),
+                    "heap_over_exact_p50": round(p50["heap"] / p50["exact"], 2),
+                }
+                log(str(record))
+                records.append(record)
+    return records
+
+
+def render(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    lines = [
+        f"# The exact plan of a user's scope vs HNSW, {args.size:,} chunks",
+        "",
+        f"`python -m bench.latency.crossover --size {args.size} --queries {args.queries}`; the three "
+        f"variants back to back in alternating order; planned = exact_scan_threshold {args.threshold:,}; "
+        f"load average at the end {tuple(round(x, 2) for x in os.getloadavg())}.",
+        "",
+        "| scope | admitted | function | exact p50 / p95 | heap (before 029) p50 / p95 | hnsw p50 / p95 "
+        "| planned p50 / p95 | exact / hnsw p50 | µs per admitted chunk: exact / heap |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in records:
+        lines.append(
+            f"| {r['scope']} | {r['admitted']:,} | {r['function']} "
+            f"| {r['exact_p50_ms']} / {r['exact_p95_ms']} "
+            f"| {r['heap_p50_ms']} / {r['heap_p95_ms']} "
+            f"| {r['hnsw_p50_ms']} / {r['hnsw_p95_ms']} | {r['planned_p50_ms']} / {r['planned_p95_ms']} "
+            f"| {r['exact_over_hnsw_p50']}× | {r['exact_us_per_admitted_chunk']} / "
+            f"{r['heap_us_per_admitted_chunk']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    pool = SentencePool.load()
+    queries = load_queries(pool, args.dims, args.seed, args.queries)
+    url = with_database(bench_server(), bulk_load.database_name(args.size, args.dims))
+    records = measure(url, queries, args)
+    path = args.out_dir / f"crossover-{args.size}.md"
+    write_json(path.with_suffix(".json"), {"records": records, "threshold": args.threshold})
+    path.write_text(render(records, args), encoding="utf-8")
+    log(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
