@@ -54,6 +54,17 @@ def test_each_part_is_behind_the_engine_its_kind_is_routed_to(tmp_path):
                 assert paths[part.gold_path].title.split(" ")[0] in part.question  # names its subject
 
 
+def test_single_questions_ask_one_thing_each_in_turn_chinese_and_english(tmp_path):
+    titles = ["泡泡战士", "猴面包树", "牡蒿", "都江堰", "李晨 (演员)", "天生三桥", "长江 (河流)", "黄河 (湖)"]
+    zh_docs = [{"_id": f"z{k}", "title": t, "text": f"{t}是事物，第{k}段。"} for k, t in enumerate(titles)]
+    en_docs = [{"_id": f"e{k}", "title": f"Topic_{k}", "text": f"Topic {k} text."} for k in range(3)]
+    _dataset(tmp_path, ZH_SET, zh_docs, [(f"zq{k}", "它是什么？", "事物", f"z{k}") for k in range(8)])
+    _dataset(tmp_path, EN_SET, en_docs, [(f"eq{k}", "What is it?", "x", f"e{k}") for k in range(3)])
+    web_set = build_web_set(tmp_path, 4, "t", single=True)
+    assert [[p.kind for p in c.parts] for c in web_set.compounds] == [["zh"], ["en"], ["zh"], ["en"]]
+    assert all(c.parts[0].question in c.text for c in web_set.compounds)
+
+
 def test_missing_datasets_are_named(tmp_path):
     with pytest.raises(DatasetsMissing, match=ZH_SET):
         build_web_set(tmp_path, 4, "t")

@@ -52,6 +52,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--llm", choices=("extractive", "gemini", "fake"), default="extractive")
     parser.add_argument("--web", action="store_true", help="the web-only set behind the fake engines")
     parser.add_argument("--web-results", type=int, default=5, help="--web: WEB_MAX_RESULTS (1-25)")
+    parser.add_argument(
+        "--single", action="store_true", help="--web: one-part questions (the short answer line's case)"
+    )
     parser.add_argument("--preset", choices=("lite", "comprehensive"), default="lite")
     parser.add_argument("--embedder", choices=("local", "hashing"), default="local")
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/research[-gemini].json")
@@ -59,10 +62,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.dataset:
         args.dataset = dataset_names(args.datasets_dir) if args.all else ["xquad-zh-dev"]
+    if args.single and not args.web:
+        parser.error("--single is an option of the --web benchmark")
     if args.llm == "fake" and not args.web:
         parser.error("--llm fake is the --web benchmark's model path")
     if args.out is None:
-        stem = "research-web" if args.web else "research"
+        stem = ("research-web-single" if args.single else "research-web") if args.web else "research"
         args.out = RESULTS_DIR / (f"{stem}.json" if args.llm == "extractive" else f"{stem}-{args.llm}.json")
     return args
 

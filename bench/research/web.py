@@ -33,7 +33,7 @@ from bench.research.web_set import WebCompound, WebSet, build_web_set
 
 def run_web(args: argparse.Namespace) -> dict[str, Any]:
     """The web-only benchmark: the set, the fake web serving it, one research run per compound."""
-    web_set = build_web_set(args.datasets_dir, args.compounds, args.seed)
+    web_set = build_web_set(args.datasets_dir, args.compounds, args.seed, single=args.single)
     parts = sum(len(c.parts) for c in web_set.compounds)
     log(f"web: {len(web_set.compounds)} compound questions of {parts} parts, {len(web_set.pages)} pages")
     with FakeWebServer() as web, fake_model(args.llm == "fake") as model:

@@ -37,6 +37,9 @@ PATTERNS: tuple[tuple[Kind, ...], ...] = (
     ("entity", "en"),
     ("zh", "en", "zh"),
 )
+# --single: questions that ask one thing, the answer line's case (issue 30 item 4). An entity part
+# ("介绍一下X") asks for an introduction, not one fact, so it is not among them.
+SINGLE_PATTERNS: tuple[tuple[Kind, ...], ...] = (("zh",), ("en",))
 ZH_SET, EN_SET = "cmrc2018-dev", "xquad-en-dev"
 
 
@@ -101,8 +104,9 @@ def _page(doc: dict[str, str], lang: str, engine: str) -> FakePage:
     return FakePage(site, doc["_id"], lang, title, (doc["text"],), engines=(engine,))
 
 
-def build_web_set(datasets_dir: Path, count: int, seed: str) -> WebSet:
-    """`count` compounds (and the fake web that answers them) from cmrc2018-dev and xquad-en-dev."""
+def build_web_set(datasets_dir: Path, count: int, seed: str, *, single: bool = False) -> WebSet:
+    """`count` compounds (and the fake web that answers them) from cmrc2018-dev and xquad-en-dev;
+    `single`: one-part questions instead (Chinese and English in turn)."""
     for name in (ZH_SET, EN_SET):
         missing = [
             f
@@ -135,7 +139,8 @@ def build_web_set(datasets_dir: Path, count: int, seed: str) -> WebSet:
     }
     compounds = []
     for k in range(count):
-        pattern = PATTERNS[k % len(PATTERNS)]
+        patterns = SINGLE_PATTERNS if single else PATTERNS
+        pattern = patterns[k % len(patterns)]
         if any(not queues[kind] for kind in pattern):
             break
         parts = [queues[kind].pop(0) for kind in pattern]
