@@ -446,6 +446,7 @@ def test_the_stream_reports_reflection_and_ends_with_the_short_answer(make_servi
         ("How many sacks did Jared Allen make?", "number"),
         ("When was the Rhine first mapped?", "when"),
         ("Who wrote the book?", "who"),
+        ("What Doctor Who was written without Doctor Who in it?", None),  # a title, not the word who
         ("Is the Rhine longer than the Elbe?", "yesno"),
         ("为什么考拉睡得多？", None),
         ("介绍一下黑豹队的防守", None),
@@ -504,6 +505,22 @@ def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
         ("黑豹队是哪一年成立的？", "when", "黑豹队成立于1993年10月26日。", "1993年10月26日"),
         ("考拉生活在澳洲吗？", "yesno", "考拉生活在澳洲东部。", None),  # a yes/no needs a model
         ("黑豹队的防守丢了多少分？", "number", "黑豹队的防守很好。", None),
+        # From the web-only bench (--single): a sentence's first word is not a name, a comma is not part of
+        # a number, and a currency is a unit.
+        (
+            "Who did Tesla partner with in 1886?",
+            "who",
+            "After leaving Edison's company Tesla partnered with two businessmen in 1886, Robert Lane and "
+            "Benjamin Vail.",
+            "Robert Lane",
+        ),
+        ("A-135系统部署的飞弹分为几类？", "number", "飞弹分为两类：3，Anti-ballistic 型。", "两类"),
+        (
+            "百老汇的票房收益约是多少？",
+            "number",
+            "据统计，百老汇在2009年到2010年的剧季的票房收益大约是$10.2亿美金。",
+            "10.2亿美金",
+        ),
     ],
 )
 def test_the_heuristic_answer_is_a_thing_of_the_kind_asked(question, kind, text, answer):

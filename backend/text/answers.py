@@ -49,7 +49,8 @@ _EN: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
     ),
     (
         "who",
-        re.compile(r"^\s*who(?:m|se)?\b|\bwho (?:is|was|were|are|did|won|wrote|founded|invented)\b", re.I),
+        # Mid-sentence only a lower-case "who": "What Doctor Who was written…" names a title.
+        re.compile(r"(?i:^\s*who(?:m|se)?\b)|\bwho (?:is|was|were|are|did|won|wrote|founded|invented)\b"),
     ),
     (
         "yesno",
@@ -93,9 +94,18 @@ _DATES = (
     ),
     re.compile(r"\b1\d{3}\b|\b20\d{2}\b"),
 )
-_ZH_UNITS = "平方公里|平方米|立方米|摄氏度|小时|分钟|公里|公斤|千米|厘米|毫米|千克|美元|英镑|欧元|世纪|个月"
-_ZH_NUMBER = re.compile(rf"\d[\d,，.]*\s*(?:万|亿|千|百)?(?:[%％]|{_ZH_UNITS}|[a-zA-Z]+|[\u4e00-\u9fff])?")
-_EN_NUMBER = re.compile(r"\d[\d,.]*(?:\s*(?:%|percent|million|billion|thousand|hundred))?(?:\s+[a-z]+)?")
+_ZH_UNITS = (
+    "平方公里|平方米|立方米|摄氏度|小时|分钟|公里|公斤|千米|厘米|毫米|千克|美元|美金|英镑|欧元|日元|港元|人民币|"
+    "世纪|个月"
+)
+# A separator belongs to a number only between digits: "3，Anti" is a 3, not "3，Anti".
+_ZH_NUMBER = re.compile(
+    rf"\d+(?:[,，.]\d+)*\s*(?:万|亿|千|百)?(?:[%％]|{_ZH_UNITS}|[a-zA-Z]+|[\u4e00-\u9fff])?"
+)
+_EN_NUMBER = re.compile(
+    r"\d+(?:[,.]\d+)*(?:\s*(?:%|percent|million|billion|thousand|hundred))?(?:\s+[a-z]+)?"
+)
+_ZH_NUMERALS = "零一二两三四五六七八九十百千万亿"
 _NAME_TAGS = {"who": ("nr",), "entity": ("nr", "ns", "nt", "nz")}
 
 
@@ -145,13 +155,23 @@ def _extract(kind: QuestionType, sentence: str, question: str) -> str | None:
                 return value
         return None
     if kind == "number":
-        pattern = _ZH_NUMBER if re.search(r"[\u4e00-\u9fff]", sentence) else _EN_NUMBER
-        return new(_numbers([m.group().strip() for m in pattern.finditer(sentence)], question))
+        zh = re.search(r"[\u4e00-\u9fff]", sentence)
+        pattern = _ZH_NUMBER if zh else _EN_NUMBER
+        found = [m.group().strip() for m in pattern.finditer(sentence)]
+        asked = _ASKED_UNIT.search(question)
+        if zh and asked and asked.group(1):  # 几类 -> 两类: Chinese numerals, in the unit asked only
+            found += re.findall(rf"[{_ZH_NUMERALS}]+{re.escape(asked.group(1))}", sentence)
+        return new(_numbers(found, question))
     names = [t for t in TITLE.findall(sentence)] if kind == "entity" else []
     names += DOTTED_NAME.findall(sentence)
-    names += [
-        m.group().strip() for m in EN_NAME.finditer(sentence) if m.group().split()[0] not in EN_NOT_NAMES
+    english = [
+        m.group().strip()
+        for m in EN_NAME.finditer(sentence)
+        # a sentence's capitalised first word alone is not a name ("After leaving…")
+        if m.group().split()[0] not in EN_NOT_NAMES and not (m.start() == 0 and len(m.group().split()) == 1)
     ]
+    # A person or a team is named in full ("Robert Lane") more often than a passing mention ("Edison's").
+    names += sorted(english, key=lambda n: len(n.split()) < 2)
     if re.search(r"[\u4e00-\u9fff]", sentence):
         tags = _NAME_TAGS.get(kind, ("nr",))
         names += _proper_phrases(sentence, tags)

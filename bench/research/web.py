@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import statistics
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
@@ -92,7 +93,7 @@ async def _one(services: Services, compound: WebCompound, preset: str, web: Fake
                 "gold_url": web.base_url + part.gold_path,
                 "cited": canonical_url(web.base_url + part.gold_path) in cited,
                 "gold_string": contains_gold(report, part.golds) if part.golds else None,
-                "answer_line_gold": contains_gold(answer_line, part.golds)
+                "answer_line_gold": answer_matches(answer_line, part.golds)
                 if answer_line is not None and part.golds
                 else None,
                 "expected_engine": part.engine,
@@ -105,6 +106,7 @@ async def _one(services: Services, compound: WebCompound, preset: str, web: Fake
         "question": compound.text,
         "sections": [(s["question"], s.get("engine")) for s in sections],
         "plan_method": body["diagnostics"]["plan_method"],
+        "answer_line": answer_line,
         "sources": sorted(cited),
         "partial_reasons": body["partial_reasons"],
         "model_calls": int(used["model_calls"]),
@@ -191,3 +193,14 @@ def render_web(report: dict[str, Any], *, examples: int = 5) -> str:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
+
+
+def answer_matches(line: str, golds: Sequence[str]) -> bool:
+    """The answer line holds a gold answer, or (a reading-comprehension gold is often the whole
+    sentence: 「据统计，…票房收益大约是$10.2亿美金。」) a gold holds the line's answer, punctuation aside."""
+    answer = _bare(line)
+    return contains_gold(line, tuple(golds)) or (len(answer) >= 2 and any(answer in _bare(g) for g in golds))
+
+
+def _bare(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
