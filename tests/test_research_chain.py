@@ -447,6 +447,7 @@ def test_the_stream_reports_reflection_and_ends_with_the_short_answer(make_servi
         ("When was the Rhine first mapped?", "when"),
         ("Who wrote the book?", "who"),
         ("What Doctor Who was written without Doctor Who in it?", None),  # a title, not the word who
+        ("Nikola Tesla: Who did Tesla partner with in 1886?", "who"),  # the bench's "title: question"
         ("Is the Rhine longer than the Elbe?", "yesno"),
         ("为什么考拉睡得多？", None),
         ("介绍一下黑豹队的防守", None),
