@@ -50,7 +50,9 @@ _EN: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
     (
         "who",
         # Mid-sentence only a lower-case "who": "What Doctor Who was written…" names a title.
-        re.compile(r"(?i:(?:^|[:：]\s*)who(?:m|se)?\b)|\bwho (?:is|was|were|are|did|won|wrote|founded|invented)\b"),
+        re.compile(
+            r"(?i:(?:^|[:：]\s*)who(?:m|se)?\b)|\bwho (?:is|was|were|are|did|won|wrote|founded|invented)\b"
+        ),
     ),
     (
         "yesno",
