@@ -17,7 +17,8 @@ from backend.ingest.provenance import source_provenance
 from backend.search.types import ScoredChunk
 from backend.text.hygiene import drop_unstorable
 
-_MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
+# A citation marker: [1], [1, 2], [1，2、3] (group 1: the numbers).
+MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 SNIPPET_CHARS = 300
 
 
@@ -54,7 +55,7 @@ def validate_citations(answer: str, n_sources: int) -> tuple[str, set[int], int]
         return "".join(f"[{n}]" for n in valid)
 
     # A source can talk the model into writing a NUL; the answer must still be storable.
-    clean = _MARKER.sub(fix, drop_unstorable(answer))
+    clean = MARKER.sub(fix, drop_unstorable(answer))
     return re.sub(r"[ \t]+([。.,，!！?？])", r"\1", clean), cited, removed
 
 

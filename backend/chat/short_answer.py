@@ -8,15 +8,12 @@ then the cited passages. A yes/no needs a model, so it has none here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from backend.chat.citations import Cited
+from backend.chat.citations import MARKER, Cited
 from backend.chat.diagnostics import ShortAnswerOut
 from backend.search.types import ScoredChunk
 from backend.text.answers import extract_answer, question_type
-
-_MARKER = re.compile(r"\[\s*\d+(?:\s*[,，、]\s*\d+)*\s*\]")
 
 
 def chat_short_answer(question: str, cited: Cited, numbered: Sequence[ScoredChunk]) -> ShortAnswerOut | None:
@@ -25,5 +22,5 @@ def chat_short_answer(question: str, cited: Cited, numbered: Sequence[ScoredChun
     if kind is None or kind == "yesno" or not cited.cited:
         return None
     sources = [numbered[n - 1].content for n in sorted(cited.cited) if 0 < n <= len(numbered)]
-    text = extract_answer(question, kind, [_MARKER.sub("", cited.answer), *sources])
+    text = extract_answer(question, kind, [MARKER.sub("", cited.answer), *sources])
     return ShortAnswerOut(text=text, kind=kind) if text else None

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from backend.chat.citations import MARKER
 from backend.llm import load_prompt
 from backend.llm.parsing import clean_line
 from backend.llm.prompts import neutralise
 from backend.research.sections import RunContext, SectionState
 from backend.research.types import Plan
-from backend.research.write import MARKER, SectionDraft
+from backend.research.write import SectionDraft
 from backend.text.answers import QuestionType, extract_answer, normalise_answer, question_type
 
 ANSWER_SCHEMA: dict[str, Any] = {

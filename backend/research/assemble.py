@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backend.chat.citations import MARKER
 from backend.chat.citations import source_record as chat_source_record
 from backend.ingest.provenance import Provenance
 from backend.research.types import EvidenceItem
-from backend.research.write import MARKER, SectionDraft
+from backend.research.write import SectionDraft
 from backend.text import detect_lang
 
 _LABELS = {

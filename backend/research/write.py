@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.chat.citations import MARKER
 from backend.chat.context import BuiltContext, ContextBuilder
 from backend.config import Settings
 from backend.llm import SourceText, load_prompt_for
@@ -24,8 +25,6 @@ from backend.research.types import EvidenceItem
 from backend.search.types import ScoredChunk
 from backend.telemetry import Metrics
 from backend.text.hygiene import drop_unstorable
-
-MARKER = re.compile(r"\[(\s*\d+(?:\s*[,，、]\s*\d+)*\s*)\]")
 
 
 @dataclass
