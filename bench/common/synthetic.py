@@ -39,7 +39,7 @@ from backend.text.segment import stopwords
 from bench.common import CACHE_DIR, DATASETS_DIR, log
 from bench.common.beir import dataset_names, load_dataset, read_jsonl
 
-GENERATOR_VERSION = 2  # bump when the generated data changes, so --reuse reloads
+GENERATOR_VERSION = 3  # bump when the generated data changes, so --reuse reloads
 N_CLUSTERS = 256
 SUBSPACE_RANK = 16
 SPREAD = 0.9  # length of the in-cluster (subspace) component, relative to the unit centroid
@@ -49,7 +49,7 @@ CHUNK_CHARS = (200, 500)  # target length range; the product's CHUNK_SIZE is 500
 RARE_SHARE, UNCOMMON_SHARE = 0.01, 0.04  # metadata bucket "rare" (the selective filter), "uncommon"
 # The selectivity sweep's filters: chunk metadata "sel" lists every share s with draw < s, so the
 # filter {"sel": ["0.01"]} admits 1 % of the chunks (nested: a 0.1 % chunk is also in the 1 % scope).
-SELECTIVITIES = (0.0001, 0.001, 0.01, 0.1, 0.5)
+SELECTIVITIES = (0.0001, 0.001, 0.01, 0.02, 0.1, 0.5)
 # Owners: three bench tenants owning 0.1 %, 1 % and 10 % of the documents, a public corpus of 1 %
 # and the rest private to OTHER_TENANTS more users, so a tenant's RLS scope (public + own) is small.
 TENANT_SHARES = {"tenant-0.1%": 0.001, "tenant-1%": 0.01, "tenant-10%": 0.1}
