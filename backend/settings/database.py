@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from backend.db.tuning import TUNED, TuningError, check_overrides
 
 
 class DatabaseSettings(BaseModel):
@@ -24,6 +26,27 @@ class DatabaseSettings(BaseModel):
         "URL's port is 6543, else session.",
     )
     embedded_db_dir: Path = Path("./.data/postgres")
+    # The embedded server's memory and parallel workers (backend/db/tuning.py; README "Memory").
+    embedded_db_memory_mb: int | None = Field(
+        default=None,
+        ge=256,
+        description="Memory to size the embedded server for (shared_buffers 1/4, effective_cache_size "
+        "3/4, ...); None: the machine's (MemTotal or the cgroup limit). Lower it on a shared host.",
+    )
+    embedded_db_cpus: int | None = Field(
+        default=None, ge=1, description="CPUs to size the parallel workers for; None: those usable."
+    )
+    embedded_db_settings: dict[str, str] = Field(
+        default_factory=dict,
+        description='Single values over the sizing rule, as JSON: {"work_mem": "64MB"}; names: '
+        + ", ".join(TUNED)
+        + ". A DBA's ALTER SYSTEM overrides both.",
+    )
+    embedded_db_prewarm: bool = Field(
+        default=True,
+        description="After this process starts the embedded server, walk its HNSW indexes once in the "
+        "background so the first searches do not read them from disk (backend/db/prewarm.py).",
+    )
     db_pool_min_size: int = Field(default=1, ge=1)
     db_pool_max_size: int = Field(default=10, ge=1)
     db_statement_timeout_ms: int = Field(default=30_000, ge=0)
@@ -46,3 +69,13 @@ class DatabaseSettings(BaseModel):
         default=55432, ge=1024, le=65000, description="Coordinator; workers: the next ports."
     )
     cluster_workers: int = Field(default=2, ge=1, le=16)
+
+    @field_validator("embedded_db_settings")
+    @classmethod
+    def _known_settings(cls, value: dict[str, str]) -> dict[str, str]:
+        try:
+            check_overrides(value)
+        except TuningError as exc:
+            raise ValueError(str(exc)) from exc
+        return value
+
