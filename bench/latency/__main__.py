@@ -112,6 +112,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="reuse a database already loaded with the same size/dims/seed (and keep it)",
     )
+    parser.add_argument(
+        "--upgrade-in-place",
+        action="store_true",
+        help="with --reuse: apply newer migrations to the kept database instead of reloading it (for "
+        "migrations that change functions, not storage)",
+    )
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     return parser.parse_args(argv)
 
@@ -139,7 +145,9 @@ def time_query_embedding(queries: list[Query], n: int = 20) -> dict[str, Any]:
 
 def load_or_reuse(corpus: SyntheticCorpus, model: str, args: argparse.Namespace) -> tuple[str, dict, bool]:
     expect = bulk_load.fingerprint(corpus, model)
-    url, record = bulk_load.open_database(corpus.size, corpus.dims, reuse=args.reuse, expect=expect)
+    url, record = bulk_load.open_database(
+        corpus.size, corpus.dims, reuse=args.reuse, expect=expect, upgrade_in_place=args.upgrade_in_place
+    )
     if record:
         return url, record, True
     log(f"loading {corpus.size} chunks ({corpus.dims}-d) ...")
