@@ -283,6 +283,7 @@ def run_size(
                 seconds=args.seconds_per_cell,
                 max_queries=args.max_queries_per_cell,
                 recall_queries=args.sweep_recall_queries,
+                concurrency=args.concurrency,
             )
             # kept at once: the rest of a 1M run takes long, and a failure there must not lose the sweep
             write_json(

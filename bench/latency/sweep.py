@@ -205,6 +205,7 @@ def run_sweep(
     max_queries: int,
     recall_queries: int,
     tenants: bool = True,
+    concurrency: Sequence[int] = (1,),
 ) -> list[dict[str, Any]]:
     """One record per (scope, function): {size, scope, selectivity, admitted, function, p50_ms, p95_ms,
     recall_at_10, ...}."""
@@ -232,6 +233,20 @@ def run_sweep(
                 max_queries=max_queries,
             )
             s = cell.summary()
+            wider = {}
+            for c in (c for c in concurrency if c > 1):  # throughput: c connections, closed loop
+                more = run_cell(
+                    case,
+                    factory,
+                    queries,
+                    filtered=bool(scope.filter or scope.identity),
+                    concurrency=c,
+                    seconds=seconds,
+                    max_queries=max_queries,
+                ).summary()
+                wider.update(
+                    {f"qps_c{c}": more["qps"], f"p95_ms_c{c}": more["p95_ms"], f"errors_c{c}": more["errors"]}
+                )
             quality = recall(url, settings, model, case, scope, queries[:recall_queries])
             record = {
                 "size": size,
@@ -250,6 +265,8 @@ def run_sweep(
                 "p99_ms": s["p99_ms"],
                 "errors": s["errors"],
                 "first_error": s["first_error"],
+                "qps": s["qps"],
+                **wider,
                 **quality,
                 "loadavg_after": s["loadavg_after"],
             }
