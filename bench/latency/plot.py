@@ -20,7 +20,7 @@ from typing import Any
 
 PANEL_W, PANEL_H = 430, 300
 PAD_L, PAD_R, PAD_T, PAD_B = 52, 14, 34, 44
-LEGEND_H = 70
+LEGEND_H = 84
 X_MIN, X_MAX = 1e-5, 1.0
 COLOURS = {"hybrid_search": "#1f77b4", "match_documents": "#e6550d"}
 DASHES = {100_000: "5,3", 1_000_000: ""}
@@ -115,7 +115,7 @@ def render(records: list[dict[str, Any]]) -> str:
     body += panel(
         "recall@10 against the exact plan", data, "recall_at_10", (0.8, 1.0), False, [(0.95, "0.95")], PANEL_W
     )
-    legend_y = PANEL_H + 22
+    legend_y = PANEL_H + PAD_T + 10
     items = sorted(data)
     for n, (function, size) in enumerate(items):
         x = 20 + (n % 2) * 300
