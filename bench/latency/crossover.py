@@ -29,8 +29,10 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
+from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.identity import apply_identity
+from backend.db.ship_sql import apply_sql_folder
 from bench.common import RESULTS_DIR, log
 from bench.common.db import bench_server, with_database
 from bench.common.report import write_json
@@ -48,6 +50,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=20, help="questions per scope")
     parser.add_argument("--threshold", type=int, default=3000, help="the 'planned' variant's threshold")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--scopes", nargs="+", default=None, help="only these scopes (labels)")
+    parser.add_argument(
+        "--variants", nargs="+", default=["exact", "heap", "hnsw", "planned"], help="a subset to time"
+    )
+    parser.add_argument("--label", default="", help="suffix of the output files")
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     return parser.parse_args(argv)
 
@@ -79,11 +86,12 @@ def call(
 
 
 def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str, Any]]:
-    variants = {"exact": EXACT, "heap": EXACT, "hnsw": HNSW, "planned": args.threshold}
+    every = {"exact": EXACT, "heap": EXACT, "hnsw": HNSW, "planned": args.threshold}
+    variants = {name: every[name] for name in args.variants}
     records = []
     with connect(url, autocommit=True) as conn:
         for scope in scopes([], tenants=True):
-            if scope.identity is None:
+            if scope.identity is None or (args.scopes and scope.label not in args.scopes):
                 continue
             count = admitted(url, scope)
             for function in ("match_documents", "hybrid_search"):
@@ -100,13 +108,18 @@ def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str,
                     "scope": scope.label,
                     "admitted": count,
                     "function": function,
-                    **{f"{name}_p50_ms": round(p50[name], 2) for name in variants},
+                    **{f"{name}_p50_ms": round(p50[name], 2) for name in every if name in p50},
                     **{f"{name}_p95_ms": round(float(np.percentile(t, 95)), 2) for name, t in times.items()},
-                    "exact_over_hnsw_p50": round(p50["exact"] / p50["hnsw"], 2),
-                    "exact_us_per_admitted_chunk": round(p50["exact"] * 1000 / max(count, 1), 2),
-                    "heap_us_per_admitted_chunk": round(p50["heap"] * 1000 / max(count, 1), 2),
-                    "heap_over_exact_p50": round(p50["heap"] / p50["exact"], 2),
+                    "loadavg": os.getloadavg()[0],
                 }
+                if "exact" in p50 and "hnsw" in p50:
+                    record["exact_over_hnsw_p50"] = round(p50["exact"] / p50["hnsw"], 2)
+                if "exact" in p50:
+                    record["exact_us_per_admitted_chunk"] = round(p50["exact"] * 1000 / max(count, 1), 2)
+                if "heap" in p50:
+                    record["heap_us_per_admitted_chunk"] = round(p50["heap"] * 1000 / max(count, 1), 2)
+                if "heap" in p50 and "exact" in p50:
+                    record["heap_over_exact_p50"] = round(p50["heap"] / p50["exact"], 2)
                 log(str(record))
                 records.append(record)
     return records
@@ -125,13 +138,15 @@ def render(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records:
+        g = r.get
         lines.append(
             f"| {r['scope']} | {r['admitted']:,} | {r['function']} "
-            f"| {r['exact_p50_ms']} / {r['exact_p95_ms']} "
-            f"| {r['heap_p50_ms']} / {r['heap_p95_ms']} "
-            f"| {r['hnsw_p50_ms']} / {r['hnsw_p95_ms']} | {r['planned_p50_ms']} / {r['planned_p95_ms']} "
-            f"| {r['exact_over_hnsw_p50']}× | {r['exact_us_per_admitted_chunk']} / "
-            f"{r['heap_us_per_admitted_chunk']} |"
+            f"| {g('exact_p50_ms', '—')} / {g('exact_p95_ms', '—')} "
+            f"| {g('heap_p50_ms', '—')} / {g('heap_p95_ms', '—')} "
+            f"| {g('hnsw_p50_ms', '—')} / {g('hnsw_p95_ms', '—')} "
+            f"| {g('planned_p50_ms', '—')} / {g('planned_p95_ms', '—')} "
+            f"| {g('exact_over_hnsw_p50', '—')}× | {g('exact_us_per_admitted_chunk', '—')} / "
+            f"{g('heap_us_per_admitted_chunk', '—')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -141,8 +156,11 @@ def main(argv: list[str] | None = None) -> None:
     pool = SentencePool.load()
     queries = load_queries(pool, args.dims, args.seed, args.queries)
     url = with_database(bench_server(), bulk_load.database_name(args.size, args.dims))
+    with connect(url) as conn:  # the functions sql/ defines now, as --reuse does
+        apply_sql_folder(conn, migrations.SQL_DIR)
+        conn.commit()
     records = measure(url, queries, args)
-    path = args.out_dir / f"crossover-{args.size}.md"
+    path = args.out_dir / f"crossover-{args.size}{'-' + args.label if args.label else ''}.md"
     write_json(path.with_suffix(".json"), {"records": records, "threshold": args.threshold})
     path.write_text(render(records, args), encoding="utf-8")
     log(f"wrote {path}")
