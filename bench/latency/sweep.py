@@ -131,6 +131,33 @@ def admitted(url: str, scope: Scope) -> int:
     return int(row[0]) if row else 0
 
 
+IO_STATS = """
+    select t.heap_blks_read, t.heap_blks_hit, coalesce(t.toast_blks_read, 0), coalesce(t.toast_blks_hit, 0),
+           i.idx_blks_read, i.idx_blks_hit
+    from pg_statio_user_tables t, pg_statio_user_indexes i
+    where t.relid = 'public.chunks'::regclass and i.indexrelname = 'chunks_embedding_384_hnsw_idx'
+"""
+IO_FIELDS = ("heap_read", "heap_hit", "toast_read", "toast_hit", "hnsw_read", "hnsw_hit")
+
+
+def io_counters(url: str) -> tuple[int, ...]:
+    """Blocks of chunks (heap, TOAST) and its 384-d HNSW index read from outside / found in shared_buffers."""
+    with connect(url, autocommit=True) as conn:
+        conn.execute("select pg_stat_clear_snapshot()")
+        row = conn.execute(IO_STATS).fetchone()
+    return tuple(int(x) for x in row) if row else (0,) * len(IO_FIELDS)
+
+
+def io_per_query(url: str, before: tuple[int, ...], queries: int) -> dict[str, float]:
+    """Per query of the cell: shared_buffers misses and hits (counters flush within ~1 s of idle)."""
+    time.sleep(1.2)
+    after = io_counters(url)
+    return {
+        f"io_{k}": round((a - b) / max(queries, 1), 1)
+        for k, a, b in zip(IO_FIELDS, after, before, strict=True)
+    }
+
+
 def recall(
     url: str, settings: Settings, model: str, case: str, scope: Scope, queries: Sequence[Query]
 ) -> dict[str, Any]:
@@ -223,6 +250,7 @@ def run_sweep(
                 tree=scope.filter,
                 collections=scope.collections,
             )
+            io_before = io_counters(url)
             cell: CellResult = run_cell(
                 case,
                 factory,
@@ -233,6 +261,7 @@ def run_sweep(
                 max_queries=max_queries,
             )
             s = cell.summary()
+            io = io_per_query(url, io_before, s["queries"])
             wider = {}
             for c in (c for c in concurrency if c > 1):  # throughput: c connections, closed loop
                 more = run_cell(
@@ -266,6 +295,7 @@ def run_sweep(
                 "errors": s["errors"],
                 "first_error": s["first_error"],
                 "qps": s["qps"],
+                **io,
                 **wider,
                 **quality,
                 "loadavg_after": s["loadavg_after"],
@@ -273,7 +303,8 @@ def run_sweep(
             log(
                 f"  sweep {scope.label:18s} {case:16s} admitted {count:>8,}  p50 {s['p50_ms']}  "
                 f"p95 {s['p95_ms']} ms  recall@10 {quality['recall_at_10']}  "
-                f"exact plan {quality['exact_plan_share']}  errors {s['errors']}"
+                f"exact plan {quality['exact_plan_share']}  errors {s['errors']}  "
+                f"misses/q heap {io['io_heap_read']} toast {io['io_toast_read']} hnsw {io['io_hnsw_read']}  {wider}"
             )
             records.append(record)
     base = {r["function"]: r["p95_ms"] for r in records if r["scope"] == "unfiltered"}
