@@ -304,7 +304,8 @@ def run_sweep(
                 f"  sweep {scope.label:18s} {case:16s} admitted {count:>8,}  p50 {s['p50_ms']}  "
                 f"p95 {s['p95_ms']} ms  recall@10 {quality['recall_at_10']}  "
                 f"exact plan {quality['exact_plan_share']}  errors {s['errors']}  "
-                f"misses/q heap {io['io_heap_read']} toast {io['io_toast_read']} hnsw {io['io_hnsw_read']}  {wider}"
+                f"misses/q heap {io['io_heap_read']} toast {io['io_toast_read']} hnsw {io['io_hnsw_read']}  "
+                f"{wider}"
             )
             records.append(record)
     base = {r["function"]: r["p95_ms"] for r in records if r["scope"] == "unfiltered"}
