@@ -91,7 +91,7 @@ def all_vectors(url: str, cache: Path) -> tuple[np.ndarray, np.ndarray]:
             copy.set_types(["int8", "vector"])
             for i, row in enumerate(copy.rows()):
                 ids[i] = row[0]
-                vecs[i] = row[1]
+                vecs[i] = row[1].to_numpy()
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     log(f"  read {n:,} vectors in {time.perf_counter() - started:.0f} s")
     np.savez(cache, ids=ids, vecs=vecs)
