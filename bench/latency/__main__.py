@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from backend.db.connection import connect
+from backend.db.repositories.prewarm import prewarm_hnsw
+from backend.db.tuning import detect_machine, sized_settings
 from backend.embeddings import LocalEmbedder
 from backend.retrieval.params import HYBRID, MATCH
 from bench.common import RESULTS_DIR, log, supabase_ref
@@ -78,9 +81,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--maintenance-work-mem", default="1GB", help="for the HNSW builds")
     parser.add_argument(
         "--shared-buffers",
-        default="4GB",
-        help="the benchmark server's shared_buffers (restarts it when different); a tuned server keeps "
-        "the HNSW index and the hot heap pages in shared memory",
+        default=None,
+        help="the benchmark server's shared_buffers (restarts it when different); default: the "
+        "product's sizing for this machine (backend/db/tuning.py: a quarter of its memory)",
     )
     parser.add_argument(
         "--warmup-queries",
@@ -269,6 +272,10 @@ def run_size(
     url, record, reused = load_or_reuse(corpus, model, args)
     try:
         sweep = []
+        if reused:  # after a restart of the server nothing is in shared_buffers: walk the graph once
+            with connect(url, autocommit=True) as conn:
+                for done in prewarm_hnsw(conn):
+                    log(f"  prewarmed {done['index']}: {done['visited']} elements in {done['seconds']:.1f} s")
         if args.selectivity:
             log("  selectivity sweep ...")
             # the sweep runs first: warmed as the cells are
@@ -376,7 +383,7 @@ def corpus_description(pool: SentencePool, args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     log(f"load average at start: {os.getloadavg()}")
-    tune_bench_server(args.shared_buffers)
+    tune_bench_server(args.shared_buffers or sized_settings(detect_machine())["shared_buffers"])
     pool = SentencePool.load()
     describe(pool)
     queries = load_queries(pool, args.dims, args.seed, args.queries)
