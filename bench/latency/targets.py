@@ -50,7 +50,8 @@ def render(records: list[dict[str, Any]]) -> str:
         io = " / ".join(str(r.get(f"io_{k}_read", "—")) for k in ("heap", "toast", "hnsw"))
         recall = r.get("recall_at_10")
         lines.append(
-            f"| {r['scope']} | `{r['function']}` | {r['admitted']:,} | {r['p50_ms']} / {r['p95_ms']} | {ratio} "
+            f"| {r['scope']} | `{r['function']}` | {r['admitted']:,} | {r['p50_ms']} / {r['p95_ms']} "
+            f"| {ratio} "
             f"| {recall if recall is not None else '—'} | {r.get('exact_plan_share', '—')} "
             f"| {r.get('qps', '—')} / {r.get('qps_c8', '—')} | {io} "
             f"| {'met' if not missed else 'missed: ' + ', '.join(missed)} |"
