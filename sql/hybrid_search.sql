@@ -35,7 +35,7 @@
 --                          clear error when the corpus was embedded by another one.
 --   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40), and
 --                          match_count when a scope (filter, RLS, collections) walks HNSW.
---   ef_search              hnsw.ef_search for this call.
+--   ef_search              hnsw.ef_search for this call (200 since migration 031: see match_documents).
 --   filtered_ef_search     hnsw.ef_search when filter is not empty or RLS applies (a scope needs a wider
 --                          beam to keep recall; see match_documents).
 --   common_term_ratio, common_term_min_df
@@ -106,7 +106,7 @@ create or replace function public.hybrid_search(
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
     candidate_count integer default null,
-    ef_search integer default 100,
+    ef_search integer default 200,
     common_term_ratio double precision default 0.1,
     common_term_min_df integer default 5000,
     length_norm double precision default 0.5,
@@ -138,7 +138,7 @@ language plpgsql
 stable
 set search_path = public, extensions, pg_temp
 set hnsw.iterative_scan = relaxed_order
-set hnsw.ef_search = 100
+set hnsw.ef_search = 200
 -- restored when the function returns, whatever the body set (below: off for the HNSW statement)
 set enable_sort = on
 as $$

@@ -17,7 +17,8 @@
 --                          statement take the compiled parts.
 --   query_embedding_model  when given, only chunks embedded by this model are searched and a
 --                          corpus embedded by another model raises an error (never a silent mix).
---   ef_search              hnsw.ef_search for this call: higher = better recall, slower.
+--   ef_search              hnsw.ef_search for this call: higher = better recall, slower. 200 since
+--                          migration 031: recall@10 0.983 against 0.947 at 100 at 1M chunks (issue 31).
 --   filtered_ef_search     hnsw.ef_search when filter is not empty or RLS applies. A scope leaves few
 --                          matching chunks in the graph neighbourhood the beam explores: at 100k
 --                          chunks with a 1% filter, recall@10 is 0.83 at ef_search 100 and 1.00 at
@@ -55,7 +56,7 @@ create or replace function public.match_documents(
     min_similarity double precision default 0.3,
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
-    ef_search integer default 100,
+    ef_search integer default 200,
     filtered_ef_search integer default 200,
     exact_scan_threshold integer default 3000,
     collections uuid[] default null
@@ -80,7 +81,7 @@ language plpgsql
 stable
 set search_path = public, extensions, pg_temp
 set hnsw.iterative_scan = relaxed_order
-set hnsw.ef_search = 100
+set hnsw.ef_search = 200
 -- restored when the function returns, whatever the body set (below: off for the HNSW statement)
 set enable_sort = on
 as $$

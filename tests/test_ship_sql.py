@@ -51,7 +51,7 @@ def assert_converges(paths: migrations.MigrationPaths, shipped: Path, fresh_data
 
 
 def test_a_tuning_change_ships_only_its_function(repo, fresh_database, capsys):
-    edit(repo.sql_dir / "match_documents.sql", "set hnsw.ef_search = 100", "set hnsw.ef_search = 120")
+    edit(repo.sql_dir / "match_documents.sql", "set hnsw.ef_search = 200", "set hnsw.ef_search = 220")
     assert main(["db", "ship-sql", "tune_ef_search"]) == 0
     number = int(migrations.head_revision()) + 1
     shipped = repo.migrations_dir / f"{number:03d}_tune_ef_search.sql"

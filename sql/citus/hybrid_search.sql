@@ -32,7 +32,7 @@ create or replace function public.hybrid_search(
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
     candidate_count integer default null,
-    ef_search integer default 100,
+    ef_search integer default 200,
     common_term_ratio double precision default 0.1,
     common_term_min_df integer default 5000,
     length_norm double precision default 0.5,
@@ -65,7 +65,7 @@ language plpgsql
 volatile
 set search_path = public, extensions, pg_temp
 set hnsw.iterative_scan = relaxed_order
-set hnsw.ef_search = 100
+set hnsw.ef_search = 200
 as $$
 declare
     dims integer := vector_dims(query_embedding);

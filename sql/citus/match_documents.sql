@@ -18,7 +18,7 @@ create or replace function public.match_documents(
     min_similarity double precision default 0.3,
     filter jsonb default '{}'::jsonb,
     query_embedding_model text default null,
-    ef_search integer default 100,
+    ef_search integer default 200,
     filtered_ef_search integer default 200,
     exact_scan_threshold integer default 3000,
     collections uuid[] default null
@@ -44,7 +44,7 @@ language plpgsql
 volatile
 set search_path = public, extensions, pg_temp
 set hnsw.iterative_scan = relaxed_order
-set hnsw.ef_search = 100
+set hnsw.ef_search = 200
 as $$
 declare
     dims integer := vector_dims(query_embedding);
