@@ -39,6 +39,7 @@ def test_a_chinese_question_answered_by_an_english_document_is_answered_from_it(
     assert body["diagnostics"]["route"] == "answer"
     assert body["generator"] == "extractive"
     assert "1066" in body["answer"]
+    assert body["answer"].startswith("以下摘自英文资料：")  # the quote is English: the reply says so
     cited = [s for s in body["sources"] if s["cited"]]
     assert [s["external_id"] for s in cited] == ["normans"]
 
@@ -80,3 +81,31 @@ def test_the_gate_does_not_widen_for_a_document_below_t_low_or_in_the_questions_
 ):
     gate = relevance_gate(_Search(_confidence(score, cross)), settings)
     assert not gate(_Chunk("en-doc", 0.83))
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted", "note"),
+    [
+        ("诺曼人在哪一年征服了英格兰？", "In 1066 the Normans conquered England.", "以下摘自英文资料："),
+        (
+            "When did the Normans conquer England?",
+            "1066年，诺曼人征服了英格兰。",
+            "Quoted from Chinese sources: ",
+        ),
+    ],
+)
+def test_an_extractive_answer_says_its_quote_is_in_the_other_language(question, quoted, note):
+    from backend.llm.base import SourceText
+
+    answer = "".join(ExtractiveLLM().answer(question, [SourceText(1, "Normans", "", quoted)]))
+    assert answer == f"{note}{quoted}[1]"
+
+
+def test_a_quote_in_the_questions_language_gets_no_note():
+    from backend.llm.base import SourceText
+
+    quoted = "In 1066 the Normans conquered England."
+    answer = "".join(
+        ExtractiveLLM().answer("When did the Normans conquer England?", [SourceText(1, "N", "", quoted)])
+    )
+    assert answer == f"{quoted}[1]"
