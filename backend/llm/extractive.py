@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.llm.base import Sampling, SourceText, Turn
+from backend.llm.prompts import load_prompt
 from backend.llm.question_types import offers
 from backend.llm.ranking import Ranked, rank_sentences
 from backend.llm.sentences import split_sentences
@@ -28,6 +29,7 @@ MAX_PIECES = 3  # sentences quoted when several compete
 RELATIVE_CUTOFF = 0.5  # ... each scoring at least this share of the best one
 MAX_SENTENCE_CHARS = 250  # a competing sentence is cut to this length
 SAME_SOURCE_FACTOR = 0.9  # a second sentence from an already quoted source must be a little better
+_LANGUAGES = ("zh", "en")
 _TRAILING_PUNCT = re.compile(r"[\s，,；;：:、—–-]+$")
 
 
@@ -52,11 +54,16 @@ class ExtractiveLLM:
     ) -> Iterator[str]:
         """Yield the chosen pieces, one delta each, each followed by its [n] marker (it samples nothing:
         `sampling` does not apply)."""
+        pieces = _select_pieces(question, sources)
+        note = _language_note(question, pieces)
         previous = ""
-        for piece in _select_pieces(question, sources):
+        if note:
+            yield note
+            previous = note
+        for piece in pieces:
             # Chinese sentences run on; a space separates any pair involving another language.
             both_zh = detect_lang(previous) == detect_lang(piece.text) == "zh"
-            separator = " " if previous and not both_zh else ""
+            separator = " " if previous and not both_zh and not previous.endswith("：") else ""
             yield f"{separator}{piece.text}[{piece.source_n}]"
             previous = piece.text
 
@@ -67,6 +74,19 @@ class ExtractiveLLM:
     def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         """So is structured output: callers use their heuristics."""
         return None
+
+
+def _language_note(question: str, pieces: Sequence[_Piece]) -> str | None:
+    """A quote cannot be translated: say that what follows is in the other language (issue 26 item 1,
+    "an answer that says which language its source is in"), in the question's language."""
+    asked = detect_lang(question)
+    if asked not in _LANGUAGES or not pieces:
+        return None
+    other = [p for p in pieces if detect_lang(p.text) in _LANGUAGES and detect_lang(p.text) != asked]
+    if not other:
+        return None
+    some = "" if len(other) == len(pieces) else "some_"
+    return load_prompt(f"quoted_{some}other_language_{asked}").render().strip()
 
 
 def _select_pieces(question: str, sources: Sequence[SourceText]) -> list[_Piece]:
