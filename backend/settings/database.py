@@ -78,4 +78,3 @@ class DatabaseSettings(BaseModel):
         except TuningError as exc:
             raise ValueError(str(exc)) from exc
         return value
-

@@ -37,8 +37,8 @@ class SearchSettings(BaseModel):
         default=200,
         ge=1,
         le=1000,
-        description="hnsw.ef_search of an unfiltered search: 200 reaches recall@10 0.98 at 1M chunks (0.947 at "
-        "100; docs/benchmarks.md, issue 31).",
+        description="hnsw.ef_search of an unfiltered search: 200 reaches recall@10 0.98 at 1M chunks "
+        "(0.947 at 100; docs/benchmarks.md, issue 31).",
     )
     rag_hnsw_filtered_ef_search: int = Field(
         default=200, ge=1, le=1000, description="hnsw.ef_search when a metadata filter is given."
