@@ -33,8 +33,10 @@
 --                          the compiled parts.
 --   query_embedding_model  restricts the vector leg to chunks embedded by this model and raises a
 --                          clear error when the corpus was embedded by another one.
---   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40), and
---                          match_count when a scope (filter, RLS, collections) walks HNSW.
+--   candidate_count        rows each leg fetches before fusion; default max(4 * match_count, 40). The
+--                          fused top 10 needs that depth: asking each leg for match_count when a scope
+--                          walks HNSW halved the walk at 1M but moved the fused top 10 (recall@10 0.66
+--                          at a 10 % filter; docs/benchmarks.md, issue 31).
 --   ef_search              hnsw.ef_search for this call (200 since migration 031: see match_documents).
 --   filtered_ef_search     hnsw.ef_search when filter is not empty or RLS applies (a scope needs a wider
 --                          beam to keep recall; see match_documents).
@@ -205,14 +207,6 @@ begin
                                       compiled.created_until, compiled.updated_from, compiled.updated_until,
                                       collections) s;
         exact := scope_ids is not null;
-    end if;
-    if not exact and candidate_count is null
-       and (compiled.path is not null or row_security or collections is not null) then
-        -- A scope walked through HNSW (migration 031): each leg asks for the match_count rows the
-        -- fusion returns, not 4 x. The iterative scan passes ~rows / share tuples before enough of
-        -- them are in scope, each a heap visit for the filter or the policies, so 4 x the rows was
-        -- ~4 x the walk (docs/benchmarks.md, issue 31: the fused top 10 is unchanged).
-        leg_count := match_count;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam

@@ -135,10 +135,6 @@ begin
                                       compiled.created_until, compiled.updated_from, compiled.updated_until) s;
         exact := scope_ids is not null;
     end if;
-    if not exact and candidate_count is null and (compiled.path is not null or row_security) then
-        -- A scope walked through HNSW (migration 031, as on one node): each leg asks for match_count.
-        leg_count := match_count;
-    end if;
     if use_text and row_security and not exact then
         visible_matches := array(select public.tenant_visible_matches(
             match_query, tenants, case when compiled.residual then compiled.path end, compiled.vars,

@@ -1,4 +1,4 @@
-"""Apply supabase/migrations/031_scoped_legs_ef_search.sql."""
+"""Apply supabase/migrations/031_ef_search_hnsw_build.sql."""
 
 from backend.db.migrations import apply_sql_file
 
@@ -9,7 +9,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    apply_sql_file("031_scoped_legs_ef_search.sql")
+    apply_sql_file("031_ef_search_hnsw_build.sql")
 
 
 def downgrade() -> None:
