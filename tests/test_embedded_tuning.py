@@ -14,7 +14,8 @@ from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.embedded import start_embedded_server, stop_embedded_server
 from backend.db.repositories.prewarm import prewarm_hnsw
-from backend.db.tuning import MB, Machine, TuningError, detect_machine, embedded_settings, sized_settings
+from backend.db.tuning import MB, Machine, detect_machine, embedded_settings, sized_settings
+from backend.settings.database import TuningError
 from tests.factories import copy_random_chunks, insert_document
 
 GIB = 1024 * MB

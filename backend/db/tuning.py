@@ -18,24 +18,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.settings.database import check_overrides
+
 MB = 1024 * 1024
 CONF_FILE = "pgrag.conf"
 INCLUDE_LINE = f"include_if_exists = '{CONF_FILE}'  # pgrag: sized from the machine (backend/db/tuning.py)"
 MAX_CONNECTIONS = 100  # the embedded server's default, which the work_mem rule divides by
-TUNED = (
-    "shared_buffers",
-    "effective_cache_size",
-    "work_mem",
-    "maintenance_work_mem",
-    "autovacuum_work_mem",
-    "max_parallel_workers",
-    "max_parallel_workers_per_gather",
-    "max_parallel_maintenance_workers",
-)
-
-
-class TuningError(ValueError):
-    """An override names a setting the sizing rule does not own, or has an unsafe value."""
 
 
 @dataclass(frozen=True)
@@ -78,15 +66,6 @@ def sized_settings(machine: Machine, overrides: dict[str, str] | None = None) ->
     }
     check_overrides(overrides or {})
     return {**out, **(overrides or {})}
-
-
-def check_overrides(overrides: dict[str, str]) -> None:
-    """Raise TuningError unless every override names a TUNED setting with a value safe in a conf line."""
-    for name, value in overrides.items():
-        if name not in TUNED:
-            raise TuningError(f"EMBEDDED_DB_SETTINGS: {name!r} is not one of {', '.join(TUNED)}")
-        if not value or any(c in value for c in "'\n\\#"):
-            raise TuningError(f"EMBEDDED_DB_SETTINGS: unsafe value for {name}: {value!r}")
 
 
 def embedded_settings(memory_mb: int | None, cpus: int | None, overrides: dict[str, str]) -> dict[str, str]:

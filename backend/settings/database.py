@@ -10,7 +10,31 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from backend.db.tuning import TUNED, TuningError, check_overrides
+# The embedded server's settings the sizing rule owns (backend/db/tuning.py); the only names
+# EMBEDDED_DB_SETTINGS may override.
+TUNED = (
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "maintenance_work_mem",
+    "autovacuum_work_mem",
+    "max_parallel_workers",
+    "max_parallel_workers_per_gather",
+    "max_parallel_maintenance_workers",
+)
+
+
+class TuningError(ValueError):
+    """An override names a setting the sizing rule does not own, or has an unsafe value."""
+
+
+def check_overrides(overrides: dict[str, str]) -> None:
+    """Raise TuningError unless every override names a TUNED setting with a value safe in a conf line."""
+    for name, value in overrides.items():
+        if name not in TUNED:
+            raise TuningError(f"EMBEDDED_DB_SETTINGS: {name!r} is not one of {', '.join(TUNED)}")
+        if not value or any(c in value for c in "'\n\\#"):
+            raise TuningError(f"EMBEDDED_DB_SETTINGS: unsafe value for {name}: {value!r}")
 
 
 class DatabaseSettings(BaseModel):
