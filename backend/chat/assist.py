@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from backend.auth.identity import Identity
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm.base import ToolSpec
