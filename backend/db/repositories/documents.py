@@ -308,17 +308,38 @@ def get_document(
     return row
 
 
+@dataclass(frozen=True)
+class Deleted:
+    shared: list[uuid.UUID]  # of the deleted documents, those other users may cite (public, in a collection)
+
+
 def delete_document(
     conn: psycopg.Connection, *, document_id: uuid.UUID, owner: uuid.UUID | None, all_rows: bool
-) -> bool:
+) -> Deleted | None:
     """Delete a document the caller owns or edits through a collection (or any, for the service path);
-    its chunks cascade. False when there was no such document."""
-    cur = conn.execute(
+    its chunks cascade. None when there was no such document."""
+    rows = conn.execute(
         "delete from documents d where d.id = %(id)s and (%(all_rows)s or d.owner_id = %(owner)s "
-        "or d.collection_id = any(public.caller_collection_ids('editor')))",
+        "or d.collection_id = any(public.caller_collection_ids('editor'))) "
+        "returning d.id, d.visibility = 'public' or d.collection_id is not null",
         {"id": document_id, "owner": owner, "all_rows": all_rows},
-    )
-    return cur.rowcount > 0
+    ).fetchall()
+    return None if not rows else Deleted(shared=[r[0] for r in rows if r[1]])
+
+
+def erase_copies_elsewhere(conn: psycopg.Connection, *, ids: Sequence[uuid.UUID]) -> None:
+    """After deleting documents other users cite (public, or in a team collection): on a Citus cluster,
+    rewrite their stored answers on every shard (sql/citus/erase_copies_elsewhere.sql). Elsewhere the
+    delete's own trigger (migration 018) already did, and the function does not exist. Its own
+    transaction, after the delete's: Citus refuses, in one transaction, a definer's access to shards the
+    user's delete just modified."""
+    if not ids:
+        return
+    row = conn.execute(
+        "select to_regprocedure('public.erase_copies_elsewhere(uuid[])') is not null"
+    ).fetchone()
+    if row and row[0]:
+        conn.execute("select public.erase_copies_elsewhere(%s)", (list(ids),))
 
 
 # --- bulk loads: index maintenance deferred to the end of the transaction --------------------------
