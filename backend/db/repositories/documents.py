@@ -328,11 +328,12 @@ def delete_document(
 
 
 def erase_copies_elsewhere(conn: psycopg.Connection, *, ids: Sequence[uuid.UUID]) -> None:
-    """After deleting documents other users cite (public, or in a team collection): on a Citus cluster,
-    rewrite their stored answers on every shard (sql/citus/erase_copies_elsewhere.sql). Elsewhere the
-    delete's own trigger (migration 018) already did, and the function does not exist. Its own
-    transaction, after the delete's: Citus refuses, in one transaction, a definer's access to shards the
-    user's delete just modified."""
+    """After deleting documents other users cite (public, or in a team collection), or moving one out of
+    a collection: on a Citus cluster, erase them from the stored answers of every user who may no longer
+    read them, on their shards (sql/citus/erase_copies_elsewhere.sql). Elsewhere the delete's or the
+    move's own trigger (migrations 018, 024) already did, and the function does not exist. Its own
+    transaction, after the change's: Citus refuses, in one transaction, a definer's access to shards the
+    user's statement just modified."""
     if not ids:
         return
     row = conn.execute(
