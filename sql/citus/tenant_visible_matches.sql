@@ -1,5 +1,6 @@
 -- tenant_visible_matches(match_query, tenants, filter_path, filter_vars, filter_dates, containment,
---                        created_from, created_until, updated_from, updated_until) (Citus only)
+--                        created_from, created_until, updated_from, updated_until, collections)
+--                        (Citus only)
 --     -> setof bigint
 --
 -- sql/hybrid_search_visible_matches.sql for the cluster: the ids of the chunks matching match_query
@@ -8,7 +9,7 @@
 -- calling role may read, among the tenants of `tenants` (search_tenants(); null: every tenant), read
 -- as the owner so that the GIN index serves `fts @@ query` (under RLS it could not: the operator is
 -- not LEAKPROOF), with the policy's rule applied here (service_role: every chunk, authenticated:
--- public ones and its own, anyone else: none). The path is evaluated only on rows the caller may read
+-- public ones, its own and its collections', anyone else: none), narrowed to `collections` when given. The path is evaluated only on rows the caller may read
 -- (CASE fixes the order), as on one node. hybrid_search calls it on the coordinator before its
 -- statement and reads the ids back under RLS. Naming the tenants prunes the shards Citus visits (one
 -- or two for a user).
