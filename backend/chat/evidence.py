@@ -46,7 +46,7 @@ from backend.retrieval.params import Mode
 from backend.search.diagnostics import WebDiagnostics
 from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
-from backend.search.web import WebChoice, search_beyond, web_passages
+from backend.search.web import Beyond, WebChoice, search_beyond, web_after, web_passages
 from backend.web import WebSearch
 
 logger = logging.getLogger(__name__)
@@ -161,8 +161,45 @@ async def gather(
             identity=identity,
         ),
     )
+    return await _selected(
+        question, beyond, options, budget, sources, identity, chance[0] if chance else None
+    )
+
+
+async def gather_web_instead(
+    question: str, declined: Evidence, *, sources: EvidenceSources, identity: Identity
+) -> Evidence | None:
+    """The web's evidence for a turn whose documents' evidence the model read and declined (web auto):
+    the same search, route web_fallback, the web's passages only; None when no provider is configured
+    or the web found nothing to add."""
+    beyond = await web_after(
+        declined.search, question, sources.web, sources.settings, caller=identity.cache_scope
+    )
+    if beyond is None or not beyond.hits:
+        return None
+    return await _selected(
+        question,
+        beyond,
+        declined.options,
+        declined.budget,
+        sources,
+        identity,
+        declined.diagnostics.second_chance,
+    )
+
+
+async def _selected(
+    question: str,
+    beyond: Beyond,
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
+    sources: EvidenceSources,
+    identity: Identity,
+    second: SecondChanceDiagnostics | None,
+) -> Evidence:
+    """A search and the web's hits made evidence: the hits embedded as passages, then `select`."""
     passages = await asyncio.to_thread(
-        web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, s
+        web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, sources.settings
     )
     if beyond.web is not None:
         beyond.web.passages = len(passages)
@@ -176,7 +213,7 @@ async def gather(
         budget,
         sources=sources,
         identity=identity,
-        second=chance[0] if chance else None,
+        second=second,
     )
     evidence.web = beyond.web
     return evidence
