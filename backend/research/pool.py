@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from backend.auth.identity import Identity
-from backend.chat.evidence import is_relevant
+from backend.chat.evidence import relevance_gate
 from backend.chat.fusion import fuse_pools_with_gap_protection
 from backend.config import Settings
 from backend.embeddings import Embedder
@@ -99,7 +99,8 @@ class PoolRanker:
         for item, chunk in zip(items, rescored, strict=True):
             self.scored[item.key] = chunk
         order = sorted(range(len(items)), key=lambda k: -rescored[k].final_score)  # stable on ties
-        return [items[k] for k in order if is_relevant(rescored[k], self.settings)]
+        gate = relevance_gate(self.anchor, self.settings)  # across languages too, as chat's
+        return [items[k] for k in order if gate(rescored[k])]
 
     def _web_cosines(self, items: list[EvidenceItem]) -> dict[int, float]:
         """Cosine of each web passage to the section question (embedded once per passage)."""
