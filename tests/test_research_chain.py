@@ -504,7 +504,7 @@ def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
             "12 March 1902",
         ),
         ("黑豹队是哪一年成立的？", "when", "黑豹队成立于1993年10月26日。", "1993年10月26日"),
-        ("考拉生活在澳洲吗？", "yesno", "考拉生活在澳洲东部。", None),  # a yes/no needs a model
+        ("考拉生活在澳洲吗？", "yesno", "考拉生活在澳洲东部。", None),  # a yes/no: yes_no_answer, not a name
         ("黑豹队的防守丢了多少分？", "number", "黑豹队的防守很好。", None),
         # From the web-only bench (--single): a sentence's first word is not a name, a comma is not part of
         # a number, and a currency is a unit.

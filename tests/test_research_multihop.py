@@ -176,3 +176,35 @@ def test_the_fake_models_plan_carries_the_step_too(make_services, fake_web, loca
     second = body["diagnostics"]["sections"][1]
     assert second["hop"]["entity"] == "亚历山大·弗莱明"
     assert second["searches"][0]["query"] == "亚历山大·弗莱明出生在哪个国家？"
+
+
+@pytest.mark.parametrize(
+    ("question", "texts", "line"),
+    [
+        ("考拉生活在澳洲吗？", ["考拉以桉树叶为食。考拉生活在澳洲东部。"], "是：考拉生活在澳洲东部"),
+        (
+            "考拉是不是生活在澳洲？",
+            ["考拉并不生活在澳洲西部，而生活在澳洲东部。"],
+            "否：考拉并不生活在澳洲西部，而生活在澳洲东部",
+        ),
+        (
+            "Did Tesla work for Edison?",
+            ["Tesla did not work for Edison for long."],
+            "No: Tesla did not work for Edison for long",
+        ),
+        (
+            "Is the Rhine longer than the Elbe?",
+            ["The Rhine is longer than the Elbe."],
+            "Yes: The Rhine is longer than the Elbe",
+        ),
+        # Not clearly said (no sentence names every anchor): no line, and why.
+        ("考拉是不是生活在非洲？", ["考拉生活在澳洲东部。"], None),
+    ],
+)
+def test_a_yes_no_question_gets_an_answer_line_only_when_the_evidence_says_so(question, texts, line):
+    from backend.research.answer import heuristic_answer
+
+    answer = heuristic_answer(question, "yesno", texts)
+    assert answer.text == line
+    assert answer.method == "heuristic"
+    assert (answer.reason is None) == (line is not None)

@@ -3,8 +3,8 @@ number, a yes or no — one normalised line, put first in the report and returne
 
 With a model it reads the written report (one call, the writing phase's budget); without one (or when
 it fails) the answer is extracted from the top cited evidence: the sentences naming the most anchors
-of the question, searched for a thing of the kind asked (a date, a number with its unit, a name). A
-yes/no has no heuristic form: it is skipped and marked so.
+of the question, searched for a thing of the kind asked (a date, a number with its unit, a name); a
+yes/no gets 是/否 (Yes/No) with the sentence only when one names every anchor of the question.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from backend.llm.prompts import neutralise
 from backend.research.sections import RunContext, SectionState
 from backend.research.types import Plan
 from backend.research.write import SectionDraft
-from backend.text.answers import QuestionType, extract_answer, normalise_answer, question_type
+from backend.text.answers import (
+    QuestionType,
+    extract_answer,
+    normalise_answer,
+    question_type,
+    yes_no_answer,
+)
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -84,7 +90,9 @@ def asked_section(plan: Plan) -> int | None:
 
 def heuristic_answer(question: str, kind: QuestionType, texts: Sequence[str]) -> ShortAnswer:
     if kind == "yesno":
-        return ShortAnswer(None, kind, "skipped", "a yes/no answer needs a model")
+        line = yes_no_answer(question, texts)
+        reason = None if line else "no sentence of the top cited evidence clearly says yes or no"
+        return ShortAnswer(line, kind, "heuristic", reason)
     text = extract_answer(question, kind, texts)
     reason = None if text else f"no {kind} found in the top cited evidence"
     return ShortAnswer(text, kind, "heuristic", reason)

@@ -228,3 +228,33 @@ def _proper_phrases(sentence: str, tags: tuple[str, ...]) -> list[str]:
             phrases.append(phrase)
         run, proper = [], False
     return phrases
+
+
+# Negation in the evidence sentence (not in the question's own "是不是"/"有没有"): the evidence says no.
+_ZH_NEGATION = re.compile(
+    r"不是|并非|並非|没有|沒有|从未|從未|并不|並不|不曾|未曾|未|无法|無法|不(?![同断斷过過少久仅僅但久])"
+)
+_EN_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|none)\b|n't\b", re.IGNORECASE)
+_ZH_ASKING = re.compile(r"是不是|有没有|有沒有|是否|能否|可否|吗|嗎")
+MIN_YESNO_ANCHORS = 2
+
+
+def yes_no_answer(question: str, texts: Sequence[str]) -> str | None:
+    """是/否 (Yes/No) with the sentence that says so, when one sentence of `texts` names every anchor of
+    the question (at least two): affirmed unless it negates, where the question did not. None when no
+    sentence is that clear."""
+    anchors = anchor_terms(_ZH_ASKING.sub(" ", question))
+    if len(anchors) < MIN_YESNO_ANCHORS:
+        return None
+    zh = bool(re.search(r"[\u4e00-\u9fff]", question))
+    negation = _ZH_NEGATION if zh else _EN_NEGATION
+    asked_negated = bool(negation.search(_ZH_ASKING.sub(" ", question)))
+    for text in texts:
+        for sentence in (" ".join(s.split()) for s in _SENTENCE.split(text) if s and s.strip()):
+            if anchor_count(sentence, anchors) < len(anchors):
+                continue
+            negated = bool(negation.search(sentence)) != asked_negated
+            word = ("否" if negated else "是") if zh else ("No" if negated else "Yes")
+            evidence = sentence.strip(" 。.")
+            return normalise_answer(f"{word}：{evidence}" if zh else f"{word}: {evidence}")
+    return None
