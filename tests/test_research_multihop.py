@@ -140,6 +140,7 @@ def test_the_first_answer_is_carried_into_the_second_search(make_services, fake_
     first, second = body["diagnostics"]["sections"]
     assert first["reflections"][-1]["answer"] == "亚历山大·弗莱明"
     assert second["hop"] == {
+        "asked": "此人出生在哪个国家？",
         "after": 0,
         "bridge": "此人",
         "entity": "亚历山大·弗莱明",
@@ -208,3 +209,73 @@ def test_a_yes_no_question_gets_an_answer_line_only_when_the_evidence_says_so(qu
     assert answer.text == line
     assert answer.method == "heuristic"
     assert (answer.reason is None) == (line is not None)
+
+
+def _chain(answer, entities, *, sufficient):
+    """Two sections: 0 found `answer` (its evidence also naming `entities`); 1, the step that needed
+    it, was searched with `answer` and judged `sufficient` or not."""
+    from backend.research.evaluate import Verdict
+    from backend.research.pool import EvidenceIds, SectionPool
+    from backend.research.reflect import Reflection
+    from backend.research.sections import SectionState
+
+    plan = heuristic_plan(QUESTION, max_sections=4, queries_per_section=2)
+    first, second = (SectionState(i, p, SectionPool(EvidenceIds())) for i, p in enumerate(plan.sections))
+    first.reflections.append(Reflection(0, "heuristic", [], "", entities, [], [], [], [], [], answer=answer))
+    first.verdicts.append(Verdict(True, "heuristic", None, "high", 0.9))
+    second.hop = {
+        "asked": "此人出生在哪个国家？",
+        "after": 0,
+        "bridge": "此人",
+        "entity": answer,
+        "method": "reflection",
+        "question": f"{answer}出生在哪个国家？",
+    }
+    second.verdicts.append(Verdict(sufficient, "heuristic", None if sufficient else "missing", "low", 0.1))
+    second.relevant, second.done = 1, True
+    return [first, second]
+
+
+def _context():
+    from types import SimpleNamespace
+
+    from backend.research.evaluate import QueryLedger
+
+    events: list[dict] = []
+    ledger = QueryLedger()
+    ledger.claim("玛丽·居里出生在哪个国家？")
+    ctx = SimpleNamespace(
+        model=SimpleNamespace(generative=False),
+        ledger=ledger,
+        settings=_settings(),
+        emit=events.append,
+        question=QUESTION,
+        preset=preset("lite", _settings()),
+    )
+    return ctx, events
+
+
+def test_without_a_model_the_global_verify_sends_the_chains_gap_back():
+    import asyncio
+
+    from backend.research.verify import global_verify as verify
+    from backend.research.verify import plan_gaps
+
+    def global_verify(ctx, states, loop):
+        return asyncio.run(verify(ctx, states, loop))
+
+    ctx, _ = _context()
+    # The step searched with 玛丽·居里 found no answer: the verify asks it with the next name the
+    # first step's evidence holds (居里 asked already is not asked again).
+    states = _chain("玛丽·居里", ["玛丽·居里", "亚历山大·弗莱明"], sufficient=False)
+    verdict = global_verify(ctx, states, 0)
+    assert verdict.method == "heuristic"
+    assert verdict.gaps == ["亚历山大·弗莱明出生在哪个国家？"]
+    [gap] = plan_gaps(ctx, verdict, states)
+    assert (gap.question, gap.loop, gap.priority) == ("亚历山大·弗莱明出生在哪个国家？", 1, "medium")
+    # Every name tried: no gap.
+    states = _chain("玛丽·居里", ["玛丽·居里"], sufficient=False)
+    assert global_verify(ctx, states, 0).gaps == []
+    # An answered step needs nothing.
+    states = _chain("亚历山大·弗莱明", ["亚历山大·弗莱明", "玛丽·居里"], sufficient=True)
+    assert global_verify(ctx, states, 0).gaps == []

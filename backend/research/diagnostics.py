@@ -139,6 +139,7 @@ class CandidateOut(_Diag):
 
 
 class HopOut(_Diag):
+    asked: str = Field(description="the sub-question as planned, with the bridge words")
     after: int = Field(description="the section whose answer this one needs")
     bridge: str = Field(description="the words of the sub-question standing for that answer")
     entity: str | None = Field(description="the answer found there (None: none was found)")

@@ -7,7 +7,7 @@ and the section's diagnostics; when none was found the step is searched as writt
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from backend.research.heuristic_plan import keywords
 from backend.research.sections import RunContext, SectionState
@@ -43,6 +43,7 @@ def carry_answer(ctx: RunContext, section: SectionState, states: Sequence[Sectio
             queries[1] = keywords(question)
         section.plan = dataclasses.replace(plan, question=question, queries=list(dict.fromkeys(queries)))
     section.hop = {
+        "asked": plan.question,
         "after": plan.after,
         "bridge": plan.bridge,
         "entity": entity,
@@ -50,3 +51,24 @@ def carry_answer(ctx: RunContext, section: SectionState, states: Sequence[Sectio
         "question": question,
     }
     ctx.emit({"type": "hop", "section": section.index, **section.hop})
+
+
+def chain_gaps(states: Sequence[SectionState], asked: Callable[[str], bool], limit: int) -> list[str]:
+    """The gaps only the chain shows (the global verify's without a model): a multi-hop step its
+    evidence did not answer, asked again with another name the earlier section's evidence holds (its
+    reflection's answer, candidates, then entities), one not asked with yet. At most `limit`."""
+    by_index = {s.index: s for s in states}
+    gaps: list[str] = []
+    for state in states:
+        hop = state.hop
+        source = by_index.get(hop["after"]) if hop else None
+        reflection = source.reflection if source is not None else None
+        if not hop or state.sufficient or reflection is None:
+            continue
+        names = [reflection.answer, *reflection.candidates, *reflection.entities]
+        for name in dict.fromkeys(n for n in names if n and n != hop["entity"] and n not in hop["asked"]):
+            gap = fill_bridge(hop["asked"], hop["bridge"], name)
+            if not asked(gap) and gap not in gaps:
+                gaps.append(gap)
+                break
+    return gaps[:limit]
