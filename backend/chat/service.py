@@ -36,6 +36,7 @@ from backend.chat.intent import classify
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.chat.short_answer import chat_short_answer
+from backend.chat.verdict import Verdict, model_verdict
 from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
@@ -279,7 +280,12 @@ class ChatService:
         answerable = turn.fixed is None
         cited = cite(raw_answer, turn.numbered(), answerable=answerable, in_context=len(turn.context.chunks))
         generator = turn.fixed.kind if turn.fixed else self.llm.generator
-        diagnostics = self._diagnostics(turn, cited, generator)
+        verdict = (
+            model_verdict(cited.answer, cited.cited)
+            if answerable and direct.writes_freely(self.llm)
+            else None
+        )
+        diagnostics = self._diagnostics(turn, cited, generator, verdict)
         with self.db.as_user(turn.identity) as conn:
             conversation_id, message_id = save_turn(
                 conn,
@@ -298,11 +304,15 @@ class ChatService:
         )
         return ChatReply(conversation_id, message_id, cited.answer, cited.sources, generator, diagnostics)
 
-    def _diagnostics(self, turn: PreparedTurn, cited: Cited, generator: str) -> ChatDiagnostics:
+    def _diagnostics(
+        self, turn: PreparedTurn, cited: Cited, generator: str, verdict: Verdict | None
+    ) -> ChatDiagnostics:
         answerable, evidence = turn.fixed is None, turn.evidence
         confidence = evidence.confidence
         return ChatDiagnostics(
-            route=evidence.route,
+            # The model declining overrides the score's route: the documents did not hold the answer.
+            route="not_in_documents" if verdict == "declined" else evidence.route,
+            model_verdict=verdict,
             turn="question" if turn.rewrite.method == "unchanged" else "followup",
             rewrite=RewriteDiagnostics(query=turn.rewrite.query, method=turn.rewrite.method),
             retrieval=evidence.search.diagnostics,
@@ -318,7 +328,7 @@ class ChatService:
             citations=CitationDiagnostics(valid=sorted(cited.cited), invalid_removed=cited.removed),
             clarify=turn.fixed is not None and turn.fixed.kind == "clarify",
             short_answer=chat_short_answer(turn.rewrite.query, cited, turn.numbered())
-            if answerable
+            if answerable and verdict is None
             else None,
             generator=generator,
             llm=self.llm.name if generator == self.llm.generator else None,
@@ -337,7 +347,8 @@ def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) 
     evidence = turn.evidence
     return {
         "generator": generator,
-        "route": evidence.route,
+        "route": diagnostics.route,
+        "model_verdict": diagnostics.model_verdict,
         "turn": diagnostics.turn,
         "rewrite": diagnostics.rewrite.model_dump() if diagnostics.rewrite else None,
         "citations": diagnostics.citations.model_dump(),
