@@ -210,7 +210,7 @@ class ShortAnswerOut(_Diag):
 
 
 class ToolCallOut(_Diag):
-    tool: Literal["search_local", "search_web"]
+    tool: Literal["search_local", "search_web", "search_scholar", "search_ncbi"]
     query: str
     sources: list[int] = Field(default_factory=list, description="source numbers [n] the call added")
     error: str | None = Field(default=None, description="why the call failed (the answer went on without)")
