@@ -469,6 +469,23 @@ def test_chat_carries_the_short_answer_of_a_single_fact_question(make_services):
         assert reply["diagnostics"]["short_answer"] is None
 
 
+def test_chat_answers_a_yes_no_question_in_its_short_answer(make_services):
+    docs = [
+        {
+            "external_id": "pgrag",
+            "title": "pgrag",
+            "content": "pgrag 支持中文和英文文档。它运行在 PostgreSQL 上。",
+        }
+    ]
+    with TestClient(create_app(services=make_services(llm=ExtractiveLLM()))) as client:
+        assert client.post("/documents/batch", json={"documents": docs}).status_code == 200
+        reply = client.post("/chat", json={"message": "pgrag 支持英文文档吗？", "web": False}).json()
+        assert reply["diagnostics"]["short_answer"] == {
+            "text": "是：pgrag 支持中文和英文文档",
+            "kind": "yesno",
+        }
+
+
 def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
     from backend.research.plan import sections_from_json
     from backend.research.presets import preset

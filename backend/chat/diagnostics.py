@@ -205,8 +205,11 @@ class CitationDiagnostics(_Diag):
 
 
 class ShortAnswerOut(_Diag):
-    text: str = Field(description="the normalised answer: a name, a date, a number with its unit")
-    kind: Literal["who", "when", "number", "entity"]
+    text: str = Field(
+        description="the normalised answer: a name, a date, a number with its unit; a yes/no question: "
+        "是/否 (Yes/No) and the sentence that says so"
+    )
+    kind: Literal["who", "when", "number", "entity", "yesno"]
 
 
 class ToolCallOut(_Diag):
