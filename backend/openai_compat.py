@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backend.auth.identity import Identity
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.chat.service import ChatRequest, ChatService, reply_to_dict
 from backend.db.database import Database
 from backend.db.repositories import conversations as conversations_repo

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.config import Settings
 from backend.ingest.loaders import load_path
 from backend.search.types import SearchRequest

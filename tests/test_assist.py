@@ -1,5 +1,6 @@
-"""Assist mode (seed evidence-retention.md 2.5): Gemini may call search_local / search_web while it
-answers; what it finds is numbered after the evidence pack, cited [n] and stored like any source.
+"""Assist mode (seed evidence-retention.md 2.5): Gemini may call search_local / search_web (and
+search_scholar / search_ncbi when those engines are configured) while it answers; what it finds is
+numbered after the evidence pack, cited [n] and stored like any source.
 The model is the local fake Gemini server; the web is the local fake provider."""
 
 from __future__ import annotations
@@ -85,3 +86,88 @@ def test_without_a_function_calling_model_there_are_no_tools(client):
     client.post("/documents/batch", json={"documents": DOCS})
     body = client.post("/chat", json={"message": "考拉吃什么？"}).json()
     assert body["diagnostics"]["tool_calls"] == []
+
+
+def _academic_client(make_services, fake_gemini, fake_web, *providers: str) -> TestClient:
+    from backend.testing.fake_engines import Paper
+
+    fake_web.add_paper(
+        Paper("p1", "Koala sleep and eucalyptus diet", "Koalas sleep up to 20 hours a day.", 2020, ("Lee",))
+    )
+    fake_web.add_paper(
+        Paper(
+            "p2",
+            "Eucalyptus toxins in koala liver",
+            "Koala liver enzymes detoxify eucalyptus.",
+            2019,
+            pmid="123",
+        )
+    )
+    return gemini_client(
+        make_services,
+        fake_gemini,
+        **fake_web.engine_settings(*providers),
+        web_search_provider=None,
+        web_allow_private_addresses=True,
+        web_deep_read_top_n=0,
+    )
+
+
+def _declared(fake_gemini) -> set[str]:
+    """The tools the answering request declared."""
+    first = next(json.dumps(r[1]) for r in fake_gemini.requests if "functionDeclarations" in json.dumps(r[1]))
+    return {t for t in ("search_local", "search_web", "search_scholar", "search_ncbi") if f'"{t}"' in first}
+
+
+def test_the_model_searches_papers_with_search_scholar_and_search_ncbi(make_services, fake_gemini, fake_web):
+    client = _academic_client(make_services, fake_gemini, fake_web, "serper", "semantic_scholar", "ncbi")
+    fake_gemini.reply_function_call("search_scholar", {"query": "sleep hours"})
+    fake_gemini.reply_function_call("search_ncbi", {"query": "liver enzymes"})
+    fake_gemini.reply_text("考拉每天睡20小时[3]，肝脏能分解桉树毒素[4]。")
+    body = client.post("/chat", json={"message": "考拉生活在哪里？", "web": "auto"}).json()
+    assert body["diagnostics"]["route"] == "answer"
+    assert _declared(fake_gemini) == {"search_local", "search_web", "search_scholar", "search_ncbi"}
+    calls = body["diagnostics"]["tool_calls"]
+    assert [(c["tool"], c["query"]) for c in calls] == [
+        ("search_scholar", "sleep hours"),
+        ("search_ncbi", "liver enzymes"),
+    ]
+    assert all(c["sources"] and not c.get("error") for c in calls), calls
+    assert fake_web.count("/graph/v1/paper/search") == 1  # Semantic Scholar, asked by name
+    assert any(r.path.endswith("esearch.fcgi") for r in fake_web.requests)  # PubMed
+    urls = {s.get("url") for s in body["sources"] if s["kind"] == "web"}
+    assert any(u and "/papers/p1" in u for u in urls)
+    assert any(u and "123" in u for u in urls)  # the PubMed paper (pmid 123)
+
+
+def test_academic_tools_are_offered_only_when_configured_and_the_web_allowed(
+    make_services, fake_gemini, fake_web
+):
+    client = _academic_client(make_services, fake_gemini, fake_web, "serper")
+    fake_gemini.reply_text("考拉生活在澳洲东部[1]。")
+    assert client.post("/chat", json={"message": "考拉生活在哪里？"}).status_code == 200
+    assert _declared(fake_gemini) == {"search_local", "search_web"}
+
+    fake_gemini.requests.clear()
+    client = _academic_client(make_services, fake_gemini, fake_web, "semantic_scholar")
+    fake_gemini.reply_text("考拉生活在澳洲东部[1]。")
+    assert client.post("/chat", json={"message": "考拉生活在哪里？", "web": False}).status_code == 200
+    assert _declared(fake_gemini) == {"search_local"}
+
+
+def test_malformed_tool_arguments_get_a_clear_message_not_a_500(make_services, fake_gemini, fake_web):
+    client = _academic_client(make_services, fake_gemini, fake_web, "semantic_scholar", "ncbi")
+    fake_gemini.reply_function_call("search_scholar", {"q": "koala"})  # the wrong key
+    fake_gemini.reply_function_call("search_ncbi", {"query": 42})  # not text
+    fake_gemini.reply_text("考拉生活在澳洲东部[1]。")
+    response = client.post("/chat", json={"message": "考拉生活在哪里？", "web": "auto"})
+    assert response.status_code == 200, response.text
+    calls = response.json()["diagnostics"]["tool_calls"]
+    assert [(c["tool"], c["query"], c["sources"]) for c in calls] == [
+        ("search_scholar", "", []),
+        ("search_ncbi", "", []),
+    ]
+    assert all("malformed arguments" in c["error"] for c in calls)
+    assert fake_web.count("/graph/v1/paper/search") == 0
+    read_back = json.dumps(fake_gemini.requests[1][1], ensure_ascii=False)
+    assert 'must be a JSON object {\\"query\\"' in read_back  # the model reads what to send instead

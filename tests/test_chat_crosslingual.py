@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from backend.api.app import create_app
-from backend.chat.evidence import relevance_gate
+from backend.chat.relevance import relevance_gate
 from backend.confidence.policy import POLICIES_DIR
 from backend.llm import ExtractiveLLM
 from tests.test_answerability_v6 import ENGLISH, local_model  # noqa: F401 (fixture)

@@ -98,7 +98,7 @@ def test_scarce_evidence_triggers_llm_gap_queries_and_protected_fusion(make_serv
 
 
 def test_gap_chunks_are_ranked_against_the_question_not_their_gap_query(make_services):
-    from backend.chat.evidence import global_rerank
+    from backend.chat.relevance import global_rerank
     from backend.search.types import SearchRequest
 
     services = make_services()

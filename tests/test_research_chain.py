@@ -469,6 +469,23 @@ def test_chat_carries_the_short_answer_of_a_single_fact_question(make_services):
         assert reply["diagnostics"]["short_answer"] is None
 
 
+def test_chat_answers_a_yes_no_question_in_its_short_answer(make_services):
+    docs = [
+        {
+            "external_id": "pgrag",
+            "title": "pgrag",
+            "content": "pgrag 支持中文和英文文档。它运行在 PostgreSQL 上。",
+        }
+    ]
+    with TestClient(create_app(services=make_services(llm=ExtractiveLLM()))) as client:
+        assert client.post("/documents/batch", json={"documents": docs}).status_code == 200
+        reply = client.post("/chat", json={"message": "pgrag 支持英文文档吗？", "web": False}).json()
+        assert reply["diagnostics"]["short_answer"] == {
+            "text": "是：pgrag 支持中文和英文文档",
+            "kind": "yesno",
+        }
+
+
 def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
     from backend.research.plan import sections_from_json
     from backend.research.presets import preset
@@ -504,7 +521,7 @@ def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
             "12 March 1902",
         ),
         ("黑豹队是哪一年成立的？", "when", "黑豹队成立于1993年10月26日。", "1993年10月26日"),
-        ("考拉生活在澳洲吗？", "yesno", "考拉生活在澳洲东部。", None),  # a yes/no needs a model
+        ("考拉生活在澳洲吗？", "yesno", "考拉生活在澳洲东部。", None),  # a yes/no: yes_no_answer, not a name
         ("黑豹队的防守丢了多少分？", "number", "黑豹队的防守很好。", None),
         # From the web-only bench (--single): a sentence's first word is not a name, a comma is not part of
         # a number, and a currency is a unit.
@@ -522,6 +539,27 @@ def test_the_models_plan_may_give_each_sub_question_a_priority(settings):
             "据统计，百老汇在2009年到2010年的剧季的票房收益大约是$10.2亿美金。",
             "10.2亿美金",
         ),
+        # The name beside what the question asks about, not the sentence's first (issue 30, --single).
+        (
+            "第一次尼西亞公會議是由誰所召開的？",
+            "who",
+            "阿里烏派受到反對。第一次尼西亞公會議是由君士坦丁大帝所召開的，會上阿里烏被譴責。",
+            "君士坦丁大帝",
+        ),
+        (
+            "哪一位科学家发现了青霉素？",
+            "who",
+            "玛丽·居里是科学家。1928年，弗莱明在伦敦发现了青霉素。",
+            "弗莱明",
+        ),
+        # A title is not a name, and its period ends no sentence.
+        (
+            "Who wrote the letter to the mayor?",
+            "who",
+            "The letter to the mayor was written by Dr. Watson.",
+            "Watson",
+        ),
+        ("这封信是谁写给市长的？", "who", "王先生说，这封信是李明写给市长的。", "李明"),
     ],
 )
 def test_the_heuristic_answer_is_a_thing_of_the_kind_asked(question, kind, text, answer):

@@ -1,10 +1,13 @@
 """Assist mode: the model may search while it answers (seed evidence-retention.md 2.5, agent tools).
 
 `search_local` runs the retrieval pipeline as the caller (RLS applies), `search_web` the configured web
-search. What a call finds joins the turn's evidence pack after the numbers it already has, so the
-model cites it as [n] like any source and the reply stores it in messages.sources; a chunk (or page
-passage) found twice keeps its first number. Calls run in the worker thread that streams the answer;
-the web leg is handed to the event loop, which is free while that thread works.
+search, `search_scholar` / `search_ncbi` Semantic Scholar's paper search / PubMed (offered only when
+that engine is among WEB_SEARCH_PROVIDERS, and the turn may go to the web). Malformed arguments get a
+message the model reads, never an exception. What a call finds joins the turn's evidence pack after
+the numbers it already has, so the model cites it as [n] like any source and the reply stores it in
+messages.sources; a chunk (or page passage) found twice keeps its first number. Calls run in the
+worker thread that streams the answer; the web leg is handed to the event loop, which is free while
+that thread works.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from backend.auth.identity import Identity
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.config import Settings
 from backend.errors import DomainError
 from backend.llm.base import ToolSpec
@@ -27,6 +30,21 @@ from backend.web import WaitBudget, WebSearch, web_only
 TOOL_TOP_K = 10  # the seed's svc.search(top_k=10)
 MAX_RETURNED = 15  # chunks handed back to the model per call (seed: at most 15)
 _QUERY = {"type": "string", "description": "a self-contained search query (name every entity, no pronouns)"}
+_ARGS = {"type": "object", "properties": {"query": _QUERY}, "required": ["query"]}
+BAD_ARGUMENTS = 'error: the arguments must be a JSON object {"query": "<a self-contained search query>"}'
+# The academic tools and the engine each searches (backend/web/academic.py), offered when configured.
+ACADEMIC_TOOLS: dict[str, tuple[str, str]] = {
+    "search_scholar": (
+        "semantic_scholar",
+        "Search scholarly papers (Semantic Scholar: titles and abstracts) for a research or academic "
+        "question; queries in English work best.",
+    ),
+    "search_ncbi": (
+        "ncbi",
+        "Search biomedical literature (PubMed via NCBI: titles and abstracts) for a medical, clinical "
+        "or life-science question; queries in English work best.",
+    ),
+}
 
 
 class AssistTools:
@@ -55,27 +73,36 @@ class AssistTools:
         local = ToolSpec(
             "search_local",
             "Search the user's documents (the knowledge base) again, for facts the sources above lack.",
-            {"type": "object", "properties": {"query": _QUERY}, "required": ["query"]},
+            _ARGS,
         )
         online = ToolSpec(
-            "search_web",
-            "Search the web for facts that are not in the user's documents.",
-            {"type": "object", "properties": {"query": _QUERY}, "required": ["query"]},
+            "search_web", "Search the web for facts that are not in the user's documents.", _ARGS
         )
         self._offer_web = offer_web and web.enabled
-        self.specs: Sequence[ToolSpec] = [local, online] if self._offer_web else [local]
+        # An academic tool searches exactly its engine, and only one WEB_SEARCH_PROVIDERS configures.
+        self._academic = {
+            tool: engine
+            for tool, (engine, _) in ACADEMIC_TOOLS.items()
+            if self._offer_web and engine in web.names
+        }
+        academic = [ToolSpec(tool, ACADEMIC_TOOLS[tool][1], _ARGS) for tool in self._academic]
+        self.specs: Sequence[ToolSpec] = [local, online, *academic] if self._offer_web else [local]
 
     def call(self, name: str, args: Mapping[str, Any]) -> str:
-        query = str(args.get("query", "")).strip()
+        if name not in {s.name for s in self.specs}:
+            return f"error: no tool named {name!r}"
+        raw = args.get("query") if isinstance(args, Mapping) else None
+        query = raw.strip() if isinstance(raw, str) else ""
         if not query:
-            return "error: give a query"
+            self.calls.append({"tool": name, "query": "", "error": "malformed arguments (no query string)"})
+            return BAD_ARGUMENTS
         try:
             if name == "search_local":
                 chunks = self._search_local(query)
-            elif name == "search_web" and self._offer_web:
+            elif name == "search_web":
                 chunks = self._search_web(query)
             else:
-                return f"error: no tool named {name!r}"
+                chunks = self._search_web(query, engine=self._academic[name])
         except (DomainError, TimeoutError) as exc:
             self.calls.append({"tool": name, "query": query, "error": str(exc)})
             return f"error: {exc}"
@@ -97,11 +124,12 @@ class AssistTools:
         )
         return self._retrieval.search(request, identity=self._identity).results
 
-    def _search_web(self, query: str) -> list[ScoredChunk]:
+    def _search_web(self, query: str, *, engine: str | None = None) -> list[ScoredChunk]:
+        """The web search as routed, or exactly `engine` (an academic tool's)."""
         budget = WaitBudget.for_mode(self._settings)
-        outcome = asyncio.run_coroutine_threadsafe(
-            web_only(self._web.legs(query, caller=self._identity.cache_scope), budget), self._loop
-        ).result()
+        engines = None if engine is None else (engine,)
+        legs = self._web.legs(query, caller=self._identity.cache_scope, engines=engines)
+        outcome = asyncio.run_coroutine_threadsafe(web_only(legs, budget), self._loop).result()
         hits = dedup_against_local([*self._pack, *self.found], outcome.web, self._settings).kept
         embedder = self._retrieval.embedder
         return web_passages(hits, embedder, self._question.embedding, self._settings)[:TOOL_TOP_K]

@@ -205,12 +205,15 @@ class CitationDiagnostics(_Diag):
 
 
 class ShortAnswerOut(_Diag):
-    text: str = Field(description="the normalised answer: a name, a date, a number with its unit")
-    kind: Literal["who", "when", "number", "entity"]
+    text: str = Field(
+        description="the normalised answer: a name, a date, a number with its unit; a yes/no question: "
+        "是/否 (Yes/No) and the sentence that says so"
+    )
+    kind: Literal["who", "when", "number", "entity", "yesno"]
 
 
 class ToolCallOut(_Diag):
-    tool: Literal["search_local", "search_web"]
+    tool: Literal["search_local", "search_web", "search_scholar", "search_ncbi"]
     query: str
     sources: list[int] = Field(default_factory=list, description="source numbers [n] the call added")
     error: str | None = Field(default=None, description="why the call failed (the answer went on without)")

@@ -16,15 +16,14 @@ import asyncio
 import dataclasses
 import logging
 import time
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
 
 from backend.auth.identity import Identity
-from backend.budget import EvidenceBudget, budget_problem
+from backend.budget import EvidenceBudget
 from backend.chat.diagnostics import (
     BudgetOut,
     EvidenceDiagnostics,
@@ -37,12 +36,13 @@ from backend.chat.diagnostics import (
 )
 from backend.chat.fusion import fuse_pools_with_gap_protection
 from backend.chat.gap import generate_gap_queries, scarce
+from backend.chat.options import EvidenceOptions
+from backend.chat.relevance import global_rerank, relevance_gate
 from backend.chat.second_chance import second_chance
 from backend.confidence.routing import Route
-from backend.config import MAX_MATCH_COUNT, Settings
-from backend.errors import DomainError, InvalidInput
+from backend.config import Settings
+from backend.errors import DomainError
 from backend.llm import LLM
-from backend.retrieval.params import Mode
 from backend.search.diagnostics import WebDiagnostics
 from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
@@ -50,38 +50,6 @@ from backend.search.web import Beyond, WebChoice, search_beyond, web_after, web_
 from backend.web import WebSearch
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class EvidenceOptions:
-    """Per-request retrieval options of a chat turn (seed 000 passes budgets per request).
-
-    None means the setting: top_k -> LOCAL_TOP_K (else RAG_TOP_K_MAX), step_top_k -> STEP_TOP_K,
-    write_top_k -> WRITE_TOP_K, mode -> hybrid, filters -> none.
-    """
-
-    mode: Mode | None = None
-    filters: dict[str, Any] | None = None
-    infer_filters: bool = False  # the main search reads filters in the question (WhereBuilder)
-    relax: bool | None = None
-    min_score: float | None = None  # every search of the turn drops results scoring below it
-    top_k: int | None = None
-    step_top_k: int | None = None
-    write_top_k: int | None = None
-    reranker: str | None = None  # None: RERANK_DEFAULT
-    collections: list[uuid.UUID] | None = None  # every search of the turn narrowed to them; None: all
-
-    def budget(self, settings: Settings) -> EvidenceBudget:
-        """The budget these options give, or a 422 naming the option that breaks a limit."""
-        local = self.top_k or settings.local_top_k or settings.rag_top_k_max
-        step = self.step_top_k or settings.step_top_k
-        write = self.write_top_k or settings.write_top_k
-        problem = budget_problem(
-            local, step, write, max_top_k=settings.search_max_top_k, max_match_count=MAX_MATCH_COUNT
-        )
-        if problem:
-            raise InvalidInput(problem)
-        return EvidenceBudget.compute(local, step, write)
 
 
 @dataclass
@@ -246,49 +214,6 @@ def main_search(
     )
 
 
-def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
-    """Evidence worth showing the model: shares a share of the query's terms, or is very close."""
-    return chunk.keyword_coverage >= settings.chat_min_keyword_coverage or (
-        chunk.similarity is not None and chunk.similarity >= settings.chat_min_similarity
-    )
-
-
-CROSS_LINGUAL_TIE = 0.02  # a cross-lingual document's chunks this close to its best cosine are evidence
-
-
-def relevance_gate(search: SearchResult, settings: Settings) -> Callable[[ScoredChunk], bool]:
-    """The turn's relevance gate: `is_relevant`, or - in a document of another language than the
-    question, which the confidence scores as holding the answer (overall score >= T_low) - the chunk
-    that scored it (and its near ties). Across languages no term is shared and the cosines sit below
-    CHAT_MIN_SIMILARITY, so without this the route said "answer" and the gate then dropped the very
-    evidence it stood on (issue 26 item 1: the turn replied "not found")."""
-    answering = _answering_cross_lingual(search.confidence)
-
-    def relevant(chunk: ScoredChunk) -> bool:
-        if is_relevant(chunk, settings):
-            return True
-        best = answering.get(str(chunk.document_id))
-        return (
-            best is not None and chunk.similarity is not None and chunk.similarity >= best - CROSS_LINGUAL_TIE
-        )
-
-    return relevant
-
-
-def _answering_cross_lingual(confidence: dict[str, Any]) -> dict[str, float]:
-    """Cross-lingual documents scored at or above T_low -> their best chunk's cosine."""
-    low = (confidence.get("thresholds_used") or {}).get("T_low")
-    if low is None:
-        return {}
-    out = {}
-    for parent in confidence.get("top_parents") or []:
-        features = parent.get("features") or {}
-        score, cosine = parent.get("overall_score"), features.get("cosine")
-        if features.get("cross_lingual") and score is not None and score >= low and cosine is not None:
-            out[str(parent["parent_id"])] = float(cosine)
-    return out
-
-
 def select(
     question: str,
     search: SearchResult,
@@ -419,21 +344,6 @@ def _fused(
 def _applied_where(search: SearchResult, options: EvidenceOptions) -> dict[str, Any] | None:
     where = search.diagnostics.where
     return (where.applied_where or None) if where is not None else options.filters
-
-
-def global_rerank(
-    search: SearchResult, retrieval: RetrievalService, settings: Settings, identity: Identity
-) -> Callable[[list[ScoredChunk]], list[ScoredChunk]]:
-    """Seed §四 Step 2: main and gap candidates scored together against the question (not against the
-    gap query that found them), best first; candidates below the relevance gate are left out."""
-    gate = relevance_gate(search, settings)
-
-    def rerank(items: list[ScoredChunk]) -> list[ScoredChunk]:
-        rescored = retrieval.rescore(search, items, identity=identity)
-        ranked = sorted(rescored, key=lambda c: -c.final_score)  # stable: main before gap on ties
-        return [c for c in ranked if gate(c)]
-
-    return rerank
 
 
 def log_retrieval_done(evidence: Evidence, started: float) -> None:

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from backend.auth.identity import Identity
 from backend.chat import direct
@@ -31,11 +31,22 @@ from backend.chat.diagnostics import (
     RewriteDiagnostics,
 )
 from backend.chat.direct import DirectTurn
-from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather, gather_web_instead
+from backend.chat.evidence import Evidence, EvidenceSources, gather, gather_web_instead
 from backend.chat.intent import classify
+from backend.chat.options import EvidenceOptions
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
-from backend.chat.rewrite import Rewrite, rewrite_followup
+from backend.chat.rewrite import rewrite_followup
 from backend.chat.short_answer import chat_short_answer
+from backend.chat.turn import (
+    FixedReply,
+    PreparedTurn,
+    clarification,
+    extra_evidence,
+    fixed_text,
+    in_threads,
+    related_documents,
+    turn_metadata,
+)
 from backend.chat.verdict import model_verdict
 from backend.config import Settings
 from backend.db.database import Database
@@ -45,12 +56,10 @@ from backend.llm.base import Sampling, ToolCallingLLM
 from backend.llm.token_count import EstimateCounter
 from backend.search.observe import observe_answer
 from backend.search.service import RetrievalService
-from backend.search.types import ScoredChunk, SearchResult
+from backend.search.types import ScoredChunk
 from backend.search.web import WebChoice
 from backend.telemetry import Metrics
 from backend.web import WebSearch
-
-RELATED_DOCUMENTS = 3  # a "not in the documents" reply lists this many closest documents, uncited
 
 __all__ = ["ChatReply", "ChatRequest", "ChatService", "reply_to_dict"]
 
@@ -66,37 +75,6 @@ class ChatRequest:
     # What the client asked of the generator (the OpenAI API's temperature / max_tokens); None: defaults.
     sampling: Sampling | None = None
     scope_from_conversation: bool = False  # no `collections` asked: the conversation's stored scope
-
-
-@dataclass(frozen=True)
-class FixedReply:
-    """A reply that needs no model: a clarification question, or "not in the documents"."""
-
-    text: str
-    kind: Literal["clarify", "not_found"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PreparedTurn:
-    identity: Identity
-    message: str  # the user's message, stripped
-    asked: str  # the message as sent: what the model answers
-    conversation_id: uuid.UUID | None  # None: created with the first messages, atomically
-    collections: list[uuid.UUID] | None = None  # the turn's scope, stored with the conversation
-    history: list[Turn]
-    rewrite: Rewrite
-    evidence: Evidence
-    context: BuiltContext  # the first write_k evidence chunks, numbered [1..m], within the token budget
-    extra: list[ScoredChunk]  # further evidence, numbered after the context, kept for citation resolution
-    fixed: FixedReply | None
-    tools: AssistTools | None  # assist mode: the searches the model may run while answering
-    started: float
-    # The model read the documents' evidence and declined it; this turn's evidence is the web's.
-    declined: bool = False
-
-    def numbered(self) -> list[ScoredChunk]:
-        """Every citable source in its number's order (the model's own searches last)."""
-        return [*self.context.chunks, *self.extra, *(self.tools.found if self.tools else [])]
 
 
 class ChatService:
@@ -126,7 +104,7 @@ class ChatService:
     async def chat(self, request: ChatRequest, *, identity: Identity) -> ChatReply:
         """One turn as `identity`: its conversations, its documents and the public ones (RLS)."""
         turn = await self._prepare(request, identity)
-        text = _fixed_text(turn)
+        text = fixed_text(turn)
         if text is None:
             text = await asyncio.to_thread(lambda: "".join(self._deltas(turn, request.sampling)))
             on_the_web = await self._web_instead(turn, request, text)
@@ -140,13 +118,13 @@ class ChatService:
         a declined answer, the deltas are held until the answer cites a source (then it streams on): a
         reply that declines is not shown when the web's answer replaces it."""
         turn = await self._prepare(request, identity)
-        text = _fixed_text(turn)
+        text = fixed_text(turn)
         if text is not None:
             yield {"type": "delta", "text": text}
         else:
             held = self._web_may_follow(turn, request)
             parts: list[str] = []
-            async for delta in _in_threads(self._deltas(turn, request.sampling)):
+            async for delta in in_threads(self._deltas(turn, request.sampling)):
                 parts.append(delta)
                 if not held:
                     yield {"type": "delta", "text": delta}
@@ -157,7 +135,7 @@ class ChatService:
             on_the_web = await self._web_instead(turn, request, text) if held else None
             if on_the_web is not None:
                 turn, parts = on_the_web, []
-                async for delta in _in_threads(self._deltas(on_the_web, request.sampling)):
+                async for delta in in_threads(self._deltas(on_the_web, request.sampling)):
                     parts.append(delta)
                     yield {"type": "delta", "text": delta}
                 text = "".join(parts)
@@ -228,7 +206,11 @@ class ChatService:
             rewrite.query, request.options, budget, request.web, sources=self.sources, identity=identity
         )
         fixed = self._fixed_reply(message, evidence)
-        chunks = evidence.chunks if fixed is None or fixed.kind != "not_found" else _related(evidence.search)
+        chunks = (
+            evidence.chunks
+            if fixed is None or fixed.kind != "not_found"
+            else related_documents(evidence.search)
+        )
         context, extra = await self._context(evidence, message, history, identity, chunks)
         tools = None
         if fixed is None and self.settings.chat_assist_tools and isinstance(self.llm, ToolCallingLLM):
@@ -278,7 +260,7 @@ class ChatService:
             question=message,
             history=history,
         )
-        return context, _extra(chunks[write_k:], context)
+        return context, extra_evidence(chunks[write_k:], context)
 
     def _checked(self, message: str) -> str:
         message = message.strip()
@@ -309,7 +291,7 @@ class ChatService:
         """The reply that needs no model: a clarification question (two documents compete), or "not in
         the documents" (nothing relevant, or the documents do not answer and the web added nothing)."""
         if evidence.route == "clarify" and evidence.chunks:
-            return FixedReply(_clarification(message, evidence), "clarify")
+            return FixedReply(clarification(message, evidence), "clarify")
         if not evidence.chunks:
             if evidence.web is not None and evidence.web.local_timeout:
                 # The documents were never searched: "not in the documents" would be a guess.
@@ -362,7 +344,7 @@ class ChatService:
                 message=turn.message,
                 answer=cited.answer,
                 sources=cited.sources,
-                metadata=_metadata(turn, diagnostics, generator),
+                metadata=turn_metadata(turn, diagnostics, generator),
                 collections=turn.collections,
             )
         diagnostics.total_ms = round((time.perf_counter() - turn.started) * 1000, 3)
@@ -401,73 +383,3 @@ class ChatService:
             generator=generator,
             llm=self.llm.name if generator == self.llm.generator else None,
         )
-
-
-def _fixed_text(turn: PreparedTurn | DirectTurn) -> str | None:
-    """The reply that needs no model (small talk, a clarification, "not in the documents"), or None."""
-    if isinstance(turn, DirectTurn):
-        return turn.fixed
-    return turn.fixed.text if turn.fixed else None
-
-
-def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) -> dict[str, Any]:
-    """What the stored answer keeps of its turn (messages.metadata)."""
-    evidence = turn.evidence
-    return {
-        "generator": generator,
-        "route": diagnostics.route,
-        "model_verdict": diagnostics.model_verdict,
-        "turn": diagnostics.turn,
-        "rewrite": diagnostics.rewrite.model_dump() if diagnostics.rewrite else None,
-        "citations": diagnostics.citations.model_dump(),
-        "clarify": diagnostics.clarify,
-        "gap_queries": evidence.diagnostics.gap.queries,
-        "options": evidence.diagnostics.options.model_dump(mode="json"),
-        "web": evidence.web.model_dump(mode="json") if evidence.web else None,
-        "tool_calls": turn.tools.calls if turn.tools else [],
-        "confidence": evidence.confidence,
-    }
-
-
-def _extra(rest: list[ScoredChunk], context: BuiltContext) -> list[ScoredChunk]:
-    """Evidence beyond write_k that the context does not hold already (by chunk or by text)."""
-    in_context = {c.chunk_id for c in context.chunks}
-    seen = {c.content_hash for c in context.chunks}
-    extra = []
-    for chunk in rest:
-        if chunk.chunk_id not in in_context and chunk.content_hash not in seen:
-            seen.add(chunk.content_hash)
-            extra.append(chunk)
-    return extra
-
-
-def _clarification(message: str, evidence: Evidence) -> str:
-    """Seed: need_hitl -> ask which of the top candidate documents the user means."""
-    titles = [p["title"] or p["parent_id"] for p in evidence.confidence.get("top_parents", [])[:3]]
-    prompt = load_prompt_for("clarify", message)
-    joiner = "、" if prompt.name == "clarify_zh" else ", "
-    return prompt.render(candidates=joiner.join(f"《{t}》" if joiner == "、" else t for t in titles))
-
-
-def _related(search: SearchResult) -> list[ScoredChunk]:
-    """The closest documents' best chunks, listed (uncited) under a "not in the documents" reply."""
-    related: list[ScoredChunk] = []
-    for chunk in search.results:
-        if chunk.document_id not in {c.document_id for c in related}:
-            related.append(chunk)
-    return related[:RELATED_DOCUMENTS]
-
-
-async def _in_threads(deltas: Iterator[str]) -> AsyncIterator[str]:
-    """A blocking generator (an LLM SDK's stream) consumed one item per worker-thread hop, so the event
-    loop stays free; closing this iterator (the client went away) closes the generator too."""
-    try:
-        while True:
-            item = await asyncio.to_thread(next, deltas, None)
-            if item is None:
-                return
-            yield item
-    finally:
-        close = getattr(deltas, "close", None)
-        if close is not None:
-            await asyncio.to_thread(close)

@@ -3,7 +3,8 @@ date or a number taken from the answer and the sources it cites, in the turn's d
 
 No model is asked: the chat answer is already short and written (a second call would add its latency
 and cost to every factual turn for a line the answer holds); the heuristic reads the answer first,
-then the cited passages. A yes/no needs a model, so it has none here.
+then the cited passages. A yes/no gets 是/否 (Yes/No) with the sentence that says so, when one
+sentence names every anchor of the question (backend/text/answers.py, `yes_no_answer`).
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from collections.abc import Sequence
 from backend.chat.citations import MARKER, Cited
 from backend.chat.diagnostics import ShortAnswerOut
 from backend.search.types import ScoredChunk
-from backend.text.answers import extract_answer, question_type
+from backend.text.answers import extract_answer, question_type, yes_no_answer
 
 
 def chat_short_answer(question: str, cited: Cited, numbered: Sequence[ScoredChunk]) -> ShortAnswerOut | None:
-    """None unless the question asks one thing (not yes/no) and the cited answer holds one of its kind."""
+    """None unless the question asks one thing and the cited answer holds one of its kind."""
     kind = question_type(question)
-    if kind is None or kind == "yesno" or not cited.cited:
+    if kind is None or not cited.cited:
         return None
     sources = [numbered[n - 1].content for n in sorted(cited.cited) if 0 < n <= len(numbered)]
-    text = extract_answer(question, kind, [MARKER.sub("", cited.answer), *sources])
+    texts = [MARKER.sub("", cited.answer), *sources]
+    text = yes_no_answer(question, texts) if kind == "yesno" else extract_answer(question, kind, texts)
     return ShortAnswerOut(text=text, kind=kind) if text else None

@@ -137,3 +137,8 @@ def move_document(
             raise Forbidden(f"document {document_id} is public: collections hold users' private documents")
         if not repo.set_document_collection(conn, document_id=document_id, collection_id=collection_id):
             raise Forbidden(f"you may read document {document_id} but not change it")
+    if current is not None and current != collection_id:
+        # Its former members' stored answers lose it: done by a trigger on one node; on a Citus
+        # cluster, after this transaction, on their shards (documents_repo.erase_copies_elsewhere).
+        with db.as_user(identity) as conn:
+            documents_repo.erase_copies_elsewhere(conn, ids=[document_id])

@@ -49,16 +49,21 @@ def apply_identity(
         # Outside a transaction block the settings would end with this very statement.
         raise RuntimeError("apply_identity needs an open transaction: use `with conn.transaction():`")
     statement_timeout_ms = bounded_timeout(statement_timeout_ms)
-    conn.execute(
+    row = conn.execute(
         "select set_config('role', %s, true), set_config('search_path', %s, true), "
-        "set_config('statement_timeout', coalesce(%s::text, current_setting('statement_timeout')), true)",
+        "set_config('statement_timeout', coalesce(%s::text, current_setting('statement_timeout')), true), "
+        "to_regprocedure('public.apply_collection_grants()') is not null",
         (identity.role, SEARCH_PATH, None if statement_timeout_ms is None else f"{statement_timeout_ms}ms"),
-    )
+    ).fetchone()
     # SET LOCAL, not set_config(): on Citus it is the form that travels to the workers
     # (citus.propagate_set_commands = local), where the shards' policies call auth.uid(). SET takes no
     # bind parameter: the claims are quoted as a literal.
     claims = json.dumps(identity.database_claims(), default=str)
     conn.execute(sql.SQL("set local request.jwt.claims = {}").format(sql.Literal(claims)))
+    if row is not None and row[3] and identity.role == "authenticated":
+        # A distributed database (db distribute installed the function): the shards' policies read the
+        # user's collection memberships from SET LOCAL settings, which this sends (sql/citus/).
+        conn.execute("select public.apply_collection_grants()")
 
 
 @contextmanager

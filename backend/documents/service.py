@@ -55,10 +55,15 @@ def delete_document(db: Database, *, identity: Identity, document_id: uuid.UUID)
     only the service path). NotFound for what the caller cannot see, Forbidden for a public document
     it can read but not delete."""
     with db.as_user(identity) as conn:
-        if repo.delete_document(
+        deleted = repo.delete_document(
             conn, document_id=document_id, owner=identity.user_id, all_rows=identity.is_service
-        ):
-            return
+        )
+    if deleted is not None:
+        if deleted.shared:
+            with db.as_user(identity) as conn:
+                repo.erase_copies_elsewhere(conn, ids=deleted.shared)
+        return
+    with db.as_user(identity, read_only=True) as conn:
         readable = repo.get_document(
             conn, document_id=document_id, viewer=identity.user_id, all_rows=identity.is_service
         )

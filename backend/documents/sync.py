@@ -154,4 +154,7 @@ def _remove(
     if apply and vanished:
         owner_id = identity.user_id if identity is not None else None
         with db.owner() if identity is None else db.as_user(identity) as conn:
-            document_sync.delete_documents(conn, owner_id=owner_id, ids=list(vanished.values()))
+            deleted = document_sync.delete_documents(conn, owner_id=owner_id, ids=list(vanished.values()))
+        if deleted.shared:
+            with db.owner() if identity is None else db.as_user(identity) as conn:
+                documents_repo.erase_copies_elsewhere(conn, ids=deleted.shared)

@@ -3,8 +3,8 @@ number, a yes or no — one normalised line, put first in the report and returne
 
 With a model it reads the written report (one call, the writing phase's budget); without one (or when
 it fails) the answer is extracted from the top cited evidence: the sentences naming the most anchors
-of the question, searched for a thing of the kind asked (a date, a number with its unit, a name). A
-yes/no has no heuristic form: it is skipped and marked so.
+of the question, searched for a thing of the kind asked (a date, a number with its unit, a name); a
+yes/no gets 是/否 (Yes/No) with the sentence only when one names every anchor of the question.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from backend.llm.prompts import neutralise
 from backend.research.sections import RunContext, SectionState
 from backend.research.types import Plan
 from backend.research.write import SectionDraft
-from backend.text.answers import QuestionType, extract_answer, normalise_answer, question_type
+from backend.text.answers import (
+    QuestionType,
+    extract_answer,
+    normalise_answer,
+    question_type,
+    yes_no_answer,
+)
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -46,18 +52,21 @@ async def short_answer(
     ctx: RunContext, plan: Plan, states: Sequence[SectionState], drafts: Sequence[SectionDraft]
 ) -> ShortAnswer:
     """The answer line of a single-fact question, or why there is none."""
-    kind = question_type(ctx.question)
-    if len(plan.sections) != 1:
+    last = asked_section(plan)
+    if last is None:
         return ShortAnswer(None, None, "skipped", "the question asks several things")
+    # A multi-hop question asks its last step (searched with the earlier answers in it).
+    question = ctx.question if last == 0 else states[last].plan.question
+    kind = question_type(question)
     if kind is None:
         return ShortAnswer(None, None, "skipped", "not a single-fact question")
-    draft = drafts[0]
+    draft = drafts[last]
     if not draft.cited:
         return ShortAnswer(None, kind, "skipped", "nothing was found to answer from")
     failure = None
     if ctx.model.generative:
         prompt = load_prompt("research_format_answer").render(
-            question=ctx.question, kind=kind, report=neutralise(MARKER.sub("", draft.text))
+            question=question, kind=kind, report=neutralise(MARKER.sub("", draft.text))
         )
         value, outcome = await ctx.model.complete_json("write", "", prompt, ANSWER_SCHEMA)
         answer = _from_json(value, kind) if value is not None else None
@@ -65,14 +74,25 @@ async def short_answer(
             return answer
         failure = outcome.failure or "malformed answer"
     texts = [draft.evidence[i].chunk.content for i in draft.cited[:3]]
-    answer = heuristic_answer(ctx.question, kind, texts)
+    answer = heuristic_answer(question, kind, texts)
     answer.model_failure = failure
     return answer
 
 
+def asked_section(plan: Plan) -> int | None:
+    """The section whose answer is the question's: the only one, or the last step of a multi-hop
+    chain (each section after the first needs the one before it); None when it asks several things."""
+    sections = plan.sections
+    if all(s.after == i - 1 for i, s in enumerate(sections) if i > 0):
+        return len(sections) - 1
+    return None
+
+
 def heuristic_answer(question: str, kind: QuestionType, texts: Sequence[str]) -> ShortAnswer:
     if kind == "yesno":
-        return ShortAnswer(None, kind, "skipped", "a yes/no answer needs a model")
+        line = yes_no_answer(question, texts)
+        reason = None if line else "no sentence of the top cited evidence clearly says yes or no"
+        return ShortAnswer(line, kind, "heuristic", reason)
     text = extract_answer(question, kind, texts)
     reason = None if text else f"no {kind} found in the top cited evidence"
     return ShortAnswer(text, kind, "heuristic", reason)

@@ -111,6 +111,10 @@ class ReflectionOut(_Diag):
     anchors: list[str]
     strong_hits: list[int] = Field(description="evidence ids of multi-anchor hits")
     records: list[RecordRatingOut] = Field(description="the round's top evidence, rated")
+    answer: str | None = Field(
+        default=None,
+        description="the sub-question's answer as the evidence states it (a multi-hop step's bridge)",
+    )
 
 
 class EntityCheckOut(_Diag):
@@ -134,6 +138,18 @@ class CandidateOut(_Diag):
     reason: str | None
 
 
+class HopOut(_Diag):
+    asked: str = Field(description="the sub-question as planned, with the bridge words")
+    after: int = Field(description="the section whose answer this one needs")
+    bridge: str = Field(description="the words of the sub-question standing for that answer")
+    entity: str | None = Field(description="the answer found there (None: none was found)")
+    method: Literal["reflection", "unresolved"] = Field(
+        description="reflection: the earlier section's reflection gave the answer; "
+        "unresolved: searched as written"
+    )
+    question: str = Field(description="the sub-question as searched")
+
+
 class SectionDiagnostics(_Diag):
     index: int
     title: str
@@ -142,6 +158,10 @@ class SectionDiagnostics(_Diag):
     engine_reason: str | None = Field(default=None, description="why: the plan's model, or the routing rule")
     priority: Literal["high", "medium", "low"]
     loop: int = Field(description="0: the first plan; n: a gap the n-th global verify sent back")
+    hop: HopOut | None = Field(
+        default=None,
+        description="a multi-hop step: the earlier answer it was searched with (research/hops.py)",
+    )
     status: Literal["pending", "done", "pruned"]
     status_reason: str | None = Field(description="why the global verify pruned it")
     rounds: int = Field(description="gap-search rounds run")
@@ -181,7 +201,8 @@ class ChainVerifyOut(_Diag):
     sufficient: bool
     method: Literal["llm", "heuristic", "sections"] = Field(
         description="llm: the model judged the chain; heuristic: no model or it failed (prunes what found "
-        "nothing relevant, sends no gap); sections: every sub-question was sufficient"
+        "nothing relevant; its only gaps are multi-hop steps left unanswered, asked with another name the "
+        "earlier step found); sections: every sub-question was sufficient"
     )
     gaps: list[str] = Field(description="sub-questions sent back to the planner")
     pruned: list[dict[str, Any]] = Field(description="{index, question, reason} of sections given up")
@@ -241,6 +262,7 @@ def section_diagnostics(state: SectionState, draft: SectionDraft) -> SectionDiag
         engine_reason=state.plan.engine_reason,
         priority=state.plan.priority,
         loop=state.plan.loop,
+        hop=HopOut(**state.hop) if state.hop else None,
         status=state.status,
         status_reason=state.status_reason,
         rounds=state.rounds,

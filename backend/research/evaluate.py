@@ -40,6 +40,7 @@ SUFFICIENCY_SCHEMA: dict[str, Any] = {
         "entities": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
         "candidates": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
         "hypotheses": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        "answer": {"type": "string"},
         "evidence": {
             "type": "array",
             "items": {

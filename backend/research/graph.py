@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from backend.research.answer import ShortAnswer, short_answer
 from backend.research.assemble import Report, assemble
 from backend.research.branch import research_section
+from backend.research.hops import carry_answer, waves
 from backend.research.plan import make_plan
 from backend.research.pool import SectionPool
 from backend.research.sections import RunContext, SectionState, finish_section
@@ -128,18 +129,25 @@ async def _verify_loop(ctx: RunContext, states: list[SectionState]) -> list[Chai
             }
         )
         states.extend(fresh)
-        await _research(ctx, fresh)
+        await _research(ctx, fresh, states)
     return verdicts
 
 
-async def _research(ctx: RunContext, states: list[SectionState]) -> None:
+async def _research(
+    ctx: RunContext, states: list[SectionState], known: Sequence[SectionState] | None = None
+) -> None:
     """Every section in parallel, the higher priorities first, until done or research time runs out
     (then each stops where it is)."""
     states = sorted(states, key=lambda s: PRIORITIES.index(s.plan.priority))  # stable: plan order
     slots = asyncio.Semaphore(ctx.settings.research_parallel_sections)
+    known = list(known or states)
     try:
         async with asyncio.timeout(max(ctx.budget.research_remaining(), 0.0)):
-            await _gather(states, lambda s: _bounded(slots, research_section(ctx, s)))
+            # A multi-hop step waits for the answer it needs (hops.py); the rest run at once.
+            for wave in waves(states):
+                for state in wave:
+                    carry_answer(ctx, state, known)
+                await _gather(wave, lambda s: _bounded(slots, research_section(ctx, s)))
     except TimeoutError:
         ctx.budget.exhaust("deadline")
     for state in states:

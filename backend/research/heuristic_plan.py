@@ -5,17 +5,21 @@ and when did it move to Charlotte?". The question is cut at sentence ends (？ ?
 joiners (以及, 和, 、, "，", and, also, ...) when both sides read as questions of their own (an
 interrogative word and two significant terms each): "苹果和香蕉哪个更甜？" stays whole. A part that
 leans on an earlier one ("他效力于哪支球队？") gets that part's entity in place of its pronoun, because
-each section is searched on its own. Occam's razor: at most max_sections parts; the rest join the last.
+each section is searched on its own; a part that names the earlier one's *answer* ("哪一地区…？该地区
+…？", backend/text/bridge.py) is a multi-hop step: it waits for that answer.
+Occam's razor: at most max_sections parts; the rest join the last.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from backend.chat.rewrite import leans_on_earlier_text, rewrite_followup
 from backend.llm import ExtractiveLLM, Turn
 from backend.research.types import Plan, SectionPlan
 from backend.text import clean_query, query_terms
+from backend.text.bridge import bridge_phrase
 from backend.text.segment import stopwords, words
 from backend.web.routing import classify as classify_engine
 
@@ -59,12 +63,17 @@ _TRAILING = "？?！!；;。，,、 "
 
 def heuristic_plan(question: str, *, max_sections: int, queries_per_section: int) -> Plan:
     """Sections for the clauses of `question` (one section when it asks one thing)."""
-    parts = _resolve_pronouns(split_question(question))
+    parts = split_question(question)
+    bridges = _bridges(parts)
+    parts = _resolve_pronouns(parts, bridges)
     if not parts:
         parts = [clean_query(question)]
     if len(parts) > max_sections:  # Occam's razor caps the plan; nothing asked is dropped
         parts = [*parts[: max_sections - 1], "；".join(parts[max_sections - 1 :])]
     sections = [_section(part, queries_per_section) for part in parts]
+    for i, phrase in bridges.items():
+        if i < len(sections) and phrase in sections[i].question:
+            sections[i] = dataclasses.replace(sections[i], after=i - 1, bridge=phrase)
     if _BILINGUAL.search(question) and len(sections) < max_sections:
         sections = _bilingual(sections, max_sections)
     return Plan(sections=sections, method="heuristic")
@@ -147,16 +156,23 @@ def _strip(text: str) -> str:
     return text
 
 
-def _resolve_pronouns(parts: list[str]) -> list[str]:
+def _bridges(parts: list[str]) -> dict[int, str]:
+    """part index -> the words in it that stand for the previous part's answer (multi-hop steps)."""
+    found = {i: bridge_phrase(parts[i - 1], parts[i]) for i in range(1, len(parts))}
+    return {i: phrase for i, phrase in found.items() if phrase}
+
+
+def _resolve_pronouns(parts: list[str], bridges: dict[int, str]) -> list[str]:
     """Each part that opens on a pronoun ("他", "it", "its") made self-contained with the entity of the
     parts before it (no model is asked). Any other part stands alone: it already asks a question of its
     own (split_question checked), however short; "this season" or "该公司" in a clause usually names
     something in the documents, and "路易九世在其任期" names its own referent."""
     resolved: list[str] = []
     fallback = ExtractiveLLM()  # cannot complete: rewrite_followup uses its pronoun heuristic
-    for part in parts:
+    for i, part in enumerate(parts):
         history = [Turn("user", p) for p in resolved]
-        follow_up = history and leans_on_earlier_text(part)
+        # A multi-hop step stays as written: its pointing words wait for the earlier part's answer.
+        follow_up = history and i not in bridges and leans_on_earlier_text(part)
         resolved.append(rewrite_followup(part, history, fallback).query if follow_up else part)
     return resolved
 

@@ -30,6 +30,8 @@ PLAN_SCHEMA: dict[str, Any] = {
                     "queries": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
                     "priority": {"type": "string", "enum": ["high", "medium", "low"]},
                     "engine": {"type": "string", "enum": list(ROUTED_ENGINES)},
+                    "after": {"type": "integer", "minimum": 0},
+                    "bridge": {"type": "string"},
                 },
                 "required": ["title", "question", "queries"],
             },
@@ -80,6 +82,7 @@ def sections_from_json(value: dict[str, Any], preset: Preset) -> list[SectionPla
             if text and _key(text) not in {_key(q) for q in queries}:
                 queries.append(text)
         engine, reason = _engine(item.get("engine"), question)
+        after, bridge = _hop(item, question, len(sections))
         priority = item.get("priority")
         sections.append(
             SectionPlan(
@@ -89,11 +92,24 @@ def sections_from_json(value: dict[str, Any], preset: Preset) -> list[SectionPla
                 engine,
                 reason,
                 priority=priority if priority in PRIORITIES else "high",
+                after=after,
+                bridge=bridge,
             )
         )
         if len(sections) == preset.max_sections:
             break
     return sections
+
+
+def _hop(item: dict[str, Any], question: str, index: int) -> tuple[int | None, str | None]:
+    """A multi-hop step's earlier section and the words standing for its answer; (None, None) unless
+    both are usable: an earlier section, words the sub-question holds."""
+    after, bridge = item.get("after"), item.get("bridge")
+    if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after < index:
+        return None, None
+    if not isinstance(bridge, str) or not bridge.strip() or bridge.strip() not in question:
+        return None, None
+    return after, bridge.strip()
 
 
 def _engine(value: Any, question: str) -> tuple[str, str]:

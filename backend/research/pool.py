@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from backend.auth.identity import Identity
-from backend.chat.evidence import relevance_gate
 from backend.chat.fusion import fuse_pools_with_gap_protection
+from backend.chat.relevance import relevance_gate
 from backend.config import Settings
 from backend.embeddings import Embedder
 from backend.ingest.prepare import embedding_text

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from backend.llm.parsing import clean_line
 from backend.research.records import EvidenceRecord, Reliability, apply_ratings, heuristic_records
 from backend.research.types import EvidenceItem
-from backend.text.answers import asks_for_a_name
+from backend.text.answers import asks_for_a_name, extract_answer, normalise_answer, question_type
 from backend.text.names import anchor_count, anchor_terms, candidate_set, named_entities
 
 MAX_LIST = 5
@@ -33,6 +33,7 @@ class ModelReflection:
     entities: list[str] | None = None
     candidates: list[str] | None = None
     hypotheses: list[str] | None = None
+    answer: str | None = None  # the sub-question's answer as the evidence states it
     ratings: dict[int, tuple[str, Reliability | None]] = field(default_factory=dict)
 
 
@@ -48,6 +49,9 @@ class Reflection:
     anchors: list[str]  # the sub-question's anchors (multi-anchor hits)
     strong_hits: list[int]  # evidence ids of passages naming several anchors at once
     records: list[EvidenceRecord]
+    # The sub-question's answer when the evidence states one (a name, a date, a number): what a
+    # multi-hop step after this one searches with (bridge.py). None: not found, or an open question.
+    answer: str | None = None
 
     def as_event(self) -> dict[str, Any]:
         return {
@@ -61,6 +65,7 @@ class Reflection:
             "anchors": self.anchors,
             "strong_hits": self.strong_hits,
             "records": [r.as_dict() for r in self.records],  # the event's; stored: ratings only
+            "answer": self.answer,
         }
 
 
@@ -94,6 +99,10 @@ def reflect(
         entities += [e for e in named_entities(texts[0], limit=max_entities) if e not in entities]
     used_model = model is not None
     m = model or ModelReflection()
+    kind = question_type(question)
+    answer = m.answer
+    if answer is None and kind is not None and kind != "yesno":
+        answer = extract_answer(question, kind, texts[:3])
     return Reflection(
         round=round_no,
         method="llm" if used_model else "heuristic",
@@ -106,6 +115,7 @@ def reflect(
         anchors=anchors,
         strong_hits=strong,
         records=records,
+        answer=answer,
     )
 
 
@@ -116,6 +126,7 @@ def model_reflection(value: dict[str, Any]) -> ModelReflection:
         entities=_strings(value.get("entities"), 40),
         candidates=_strings(value.get("candidates"), 40),
         hypotheses=_strings(value.get("hypotheses"), 200),
+        answer=_answer(value.get("answer")),
         ratings=_ratings(value.get("evidence")),
     )
 
@@ -125,6 +136,12 @@ def _strings(value: Any, max_chars: int) -> list[str] | None:
         return None
     cleaned = [clean_line(v) for v in value if isinstance(v, str)]
     return [v for v in dict.fromkeys(cleaned) if 1 <= len(v) <= max_chars][:MAX_LIST]
+
+
+def _answer(value: Any) -> str | None:
+    """The model's answer: one short line, or None (left out, empty, or not text)."""
+    text = normalise_answer(clean_line(value)) if isinstance(value, str) else ""
+    return text or None
 
 
 def _ratings(value: Any) -> dict[int, tuple[str, Reliability | None]]:

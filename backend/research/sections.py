@@ -79,6 +79,7 @@ class SectionState:
     reflections: list[Reflection] = field(default_factory=list)
     entity_checks: list[dict[str, Any]] = field(default_factory=list)
     candidates: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {status, query, hits}
+    hop: dict[str, Any] | None = None  # a multi-hop step: {after, bridge, entity, method, question}
 
     @property
     def anchor(self) -> SearchResult | None:

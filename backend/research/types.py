@@ -53,6 +53,10 @@ class SectionPlan:
     engine_reason: str | None = None
     priority: Priority = "high"  # what the question asks: high; a gap the global verify found: medium
     loop: int = 0  # 0: the first plan; n: sent back by the n-th global verify (only the chain's gaps)
+    # A multi-hop step: it needs the answer of section `after`, named in `question` by the words
+    # `bridge` ("该地区", "that person"), replaced by that answer before it is searched (bridge.py).
+    after: int | None = None
+    bridge: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +67,8 @@ class SectionPlan:
             "engine_reason": self.engine_reason,
             "priority": self.priority,
             "loop": self.loop,
+            "after": self.after,
+            "bridge": self.bridge,
         }
 
 

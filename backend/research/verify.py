@@ -3,14 +3,16 @@ directions are dead (pruned, with why, never planned or searched again), and whi
 planner, only those, at most MAX_LOOPS times (graph.py).
 
 With a model it judges the chain; without one (or when it fails) the heuristic prunes what found
-nothing relevant and sends no gap back: each section already searched its own missing terms.
+nothing relevant and sends back only the gaps the chain shows (hops.chain_gaps: a multi-hop step not
+answered, asked with another name its earlier step found): each section already searched its own
+missing terms.
 When every sub-question is sufficient no check is asked for: the chain is complete.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,6 +21,7 @@ from backend.llm.parsing import clean_line
 from backend.llm.prompts import neutralise
 from backend.research.evaluate import normalise_query
 from backend.research.heuristic_plan import heuristic_plan
+from backend.research.hops import chain_gaps
 from backend.research.sections import RunContext, SectionState
 from backend.research.types import SectionPlan
 
@@ -84,7 +87,15 @@ async def global_verify(ctx: RunContext, states: Sequence[SectionState], loop: i
             reason = f"nothing relevant found in {len(state.queries)} searches"
             verdict.pruned.append({"index": state.index, "question": state.plan.question, "reason": reason})
     _prune(ctx, states, verdict)
+    # What no section could search by itself: a multi-hop step asked with another name the earlier
+    # step's evidence holds (each section already searched its own missing terms).
+    verdict.gaps = chain_gaps(states, _asked(ctx, states), ctx.settings.research_gap_sections)
     return verdict
+
+
+def _asked(ctx: RunContext, states: Sequence[SectionState]) -> Callable[[str], bool]:
+    known = {normalise_query(s.plan.question) for s in states}
+    return lambda q: normalise_query(q) in known or ctx.ledger.was_asked(q) or ctx.ledger.is_pruned(q)
 
 
 def plan_gaps(ctx: RunContext, verdict: ChainVerdict, states: Sequence[SectionState]) -> list[SectionPlan]:

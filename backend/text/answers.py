@@ -37,7 +37,7 @@ _ZH: tuple[tuple[QuestionType, re.Pattern[str]], ...] = (
     (
         "entity",
         re.compile(
-            r"哪[个個家国國座部支种種里裡儿兒所条條位本首款项項]|哪里|哪裡|叫什么|叫什麼|什么名字|什麼名字|是哪"
+            r"哪一?[个個家国國座部支种種里裡儿兒所条條位本首款项項]|哪一|哪里|哪裡|叫什么|叫什麼|什么名字|什麼名字|是哪"
         ),
     ),
 )
@@ -87,7 +87,17 @@ def asks_for_a_name(question: str) -> bool:
     return question_type(question) in ("who", "entity")
 
 
-_SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
+# The period of an honorific ("Mr. Smith") ends no sentence.
+_SENTENCE = re.compile(
+    r"(?<=[。！？!?；;])|(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.])\s+|\n+"
+)
+# A title before a name is not the name ("Mr. Smith" -> Smith; "Dr" alone names no one); nor is a
+# Chinese form of address alone (先生, 女士, 博士...).
+_EN_HONORIFIC = re.compile(r"^(?:Mr|Mrs|Ms|Miss|Dr|Prof|Sir|Madam|Mme|St|Rev|Lord|Lady)\b\.?\s*")
+_ZH_HONORIFIC = frozenset(
+    "先生 女士 小姐 太太 夫人 博士 教授 老师 老師 同志 阁下 閣下 大人 师傅 師傅 医生 醫生 "
+    "总统 總統 主席".split()
+)
 _MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 _DATES = (
     re.compile(r"(?:公元前?)?\d{1,4}年(?:\d{1,2}月)?(?:\d{1,2}[日号])?"),
@@ -108,7 +118,8 @@ _EN_NUMBER = re.compile(
     r"\d+(?:[,.]\d+)*(?:\s*(?:%|percent|million|billion|thousand|hundred))?(?:\s+[a-z]+)?"
 )
 _ZH_NUMERALS = "零一二两三四五六七八九十百千万亿"
-_NAME_TAGS = {"who": ("nr",), "entity": ("nr", "ns", "nt", "nz")}
+# nz too for a person: jieba tags many a transliterated name so (君士坦丁); the anchors pick among them.
+_NAME_TAGS = {"who": ("nr", "nz"), "entity": ("nr", "ns", "nt", "nz")}
 
 
 def extract_answer(question: str, kind: QuestionType, texts: Sequence[str]) -> str | None:
@@ -120,7 +131,7 @@ def extract_answer(question: str, kind: QuestionType, texts: Sequence[str]) -> s
     sentences = [" ".join(s.split()) for t in texts for s in _SENTENCE.split(t) if s and s.strip()]
     ranked = sorted(sentences, key=lambda s: -anchor_count(s, anchors))  # stable: evidence order
     for sentence in ranked[:3]:
-        found = _extract(kind, sentence, question)
+        found = _extract(kind, sentence, question, anchors)
         if found:
             return normalise_answer(found)
     return None
@@ -146,7 +157,7 @@ def _numbers(found: list[str], question: str) -> list[str]:
     return sorted(found, key=lambda v: (not (unit and unit in v.lower()), bool(_DATE_LIKE.search(v))))
 
 
-def _extract(kind: QuestionType, sentence: str, question: str) -> str | None:
+def _extract(kind: QuestionType, sentence: str, question: str, anchors: Sequence[str] = ()) -> str | None:
     def new(values: Sequence[str]) -> str | None:
         return next((v for v in values if v.strip() and v.strip() not in question), None)
 
@@ -167,17 +178,39 @@ def _extract(kind: QuestionType, sentence: str, question: str) -> str | None:
     names = [t for t in TITLE.findall(sentence)] if kind == "entity" else []
     names += DOTTED_NAME.findall(sentence)
     english = [
-        m.group().strip()
+        _EN_HONORIFIC.sub("", m.group().strip())
         for m in EN_NAME.finditer(sentence)
         # a sentence's capitalised first word alone is not a name ("After leaving…")
         if m.group().split()[0] not in EN_NOT_NAMES and not (m.start() == 0 and len(m.group().split()) == 1)
     ]
     # A person or a team is named in full ("Robert Lane") more often than a passing mention ("Edison's").
-    names += sorted(english, key=lambda n: len(n.split()) < 2)
+    names += sorted((n for n in english if n), key=lambda n: len(n.split()) < 2)
     if re.search(r"[\u4e00-\u9fff]", sentence):
         tags = _NAME_TAGS.get(kind, ("nr",))
-        names += _proper_phrases(sentence, tags)
-    return new(names)
+        names += [p for p in _proper_phrases(sentence, tags) if p not in _ZH_HONORIFIC]
+    return new(nearest_first(names, sentence, [a for a in anchors if a not in names]))
+
+
+def nearest_first(names: Sequence[str], sentence: str, anchors: Sequence[str]) -> list[str]:
+    """`names` with those nearest the question's anchors in `sentence` first: a passage names several
+    people, and the one that answers stands beside what the question asks about ("…公会议是由君士坦丁
+    大帝召开", not the first name of the sentence). A full English name keeps its lead over a passing
+    one-word mention; ties keep the order given."""
+    lowered = sentence.lower()
+    spans = [(m.start(), m.end()) for a in anchors if a for m in re.finditer(re.escape(a.lower()), lowered)]
+    if not spans:
+        return list(names)
+
+    def distance(name: str) -> int:
+        start = lowered.find(name.lower())
+        if start < 0:
+            return len(sentence)
+        end = start + len(name)
+        return min(max(a - end, start - b, 0) for a, b in spans)
+
+    english_word = [bool(re.fullmatch(r"[A-Z][\w'’.-]*", n)) for n in names]
+    order = sorted(range(len(names)), key=lambda i: (english_word[i], distance(names[i])))
+    return [names[i] for i in order]
 
 
 def _proper_phrases(sentence: str, tags: tuple[str, ...]) -> list[str]:
@@ -195,3 +228,33 @@ def _proper_phrases(sentence: str, tags: tuple[str, ...]) -> list[str]:
             phrases.append(phrase)
         run, proper = [], False
     return phrases
+
+
+# Negation in the evidence sentence (not in the question's own "是不是"/"有没有"): the evidence says no.
+_ZH_NEGATION = re.compile(
+    r"不是|并非|並非|没有|沒有|从未|從未|并不|並不|不曾|未曾|未|无法|無法|不(?![同断斷过過少久仅僅但久])"
+)
+_EN_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|none)\b|n't\b", re.IGNORECASE)
+_ZH_ASKING = re.compile(r"是不是|有没有|有沒有|是否|能否|可否|吗|嗎")
+MIN_YESNO_ANCHORS = 2
+
+
+def yes_no_answer(question: str, texts: Sequence[str]) -> str | None:
+    """是/否 (Yes/No) with the sentence that says so, when one sentence of `texts` names every anchor of
+    the question (at least two): affirmed unless it negates, where the question did not. None when no
+    sentence is that clear."""
+    anchors = anchor_terms(_ZH_ASKING.sub(" ", question))
+    if len(anchors) < MIN_YESNO_ANCHORS:
+        return None
+    zh = bool(re.search(r"[\u4e00-\u9fff]", question))
+    negation = _ZH_NEGATION if zh else _EN_NEGATION
+    asked_negated = bool(negation.search(_ZH_ASKING.sub(" ", question)))
+    for text in texts:
+        for sentence in (" ".join(s.split()) for s in _SENTENCE.split(text) if s and s.strip()):
+            if anchor_count(sentence, anchors) < len(anchors):
+                continue
+            negated = bool(negation.search(sentence)) != asked_negated
+            word = ("否" if negated else "是") if zh else ("No" if negated else "Yes")
+            evidence = sentence.strip(" 。.")
+            return normalise_answer(f"{word}：{evidence}" if zh else f"{word}: {evidence}")
+    return None

@@ -17,7 +17,8 @@ MAX_LIST = 5  # candidates of one list
 TITLE = re.compile(r"《([^》]{1,40})》")
 _QUOTED = re.compile(r"[\"“「]([^\"”」]{2,40})[\"”」]")
 _INTERROGATIVE = re.compile(
-    r"^(?:什么|什麼|谁|誰|哪.?|几.?|多少|吗|嗎|是否|如何|怎么|怎麼|what|who|whom|whose|which|when|where|why|how)$",
+    r"^(?:什么|什麼|谁|誰|哪.{0,2}|几.?|多少|吗|嗎|是否|如何|怎么|怎麼|一[个個位名家种種只隻支座部本首条條项項]|"
+    r"what|who|whom|whose|which|when|where|why|how)$",
     re.IGNORECASE,
 )
 EN_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|von|van|da|le|la)?\s*[A-Z][\w'’.-]*)*")
@@ -62,8 +63,11 @@ def anchor_count(text: str, anchors: Sequence[str]) -> int:
 def anchor_terms(question: str) -> list[str]:
     """The sub-question's anchors: titles and quoted names whole, then its significant words."""
     found = [*TITLE.findall(question), *(q for q in _QUOTED.findall(question))]
-    for word in keywords(question, limit=12):
-        if not _INTERROGATIVE.match(word) and not any(word in a for a in found):
+    terms = keywords(question, limit=12)
+    for word in terms:
+        # A word inside a longer one of the question (科学 in 科学家) is that one's part, not an anchor.
+        inside = any(word != t and word in t for t in terms)
+        if not _INTERROGATIVE.match(word) and not inside and not any(word in a for a in found):
             found.append(word)
     return [a for a in dict.fromkeys(found) if len(a) >= 2][:MAX_ANCHORS]
 

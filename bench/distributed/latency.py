@@ -53,13 +53,14 @@ MODEL = "multilingual-e5-small@384"
 DIMS = 384
 TENANT = "tenant-10%"
 PUBLIC_TENANT = "00000000-0000-0000-0000-000000000000"
-# hybrid_search_query's parameters on Citus: the single node's 26, then $27 tenants, $28 visible matches.
+# hybrid_search_query's parameters on Citus: the single node's 26, then $27 tenants, $28 visible matches,
+# $29 the collections a search is narrowed to (the single node's $27).
 PARAM_TYPES = (
     "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
     "tsquery[], float8[], float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, "
-    "timestamptz, timestamptz, timestamptz, timestamptz, bigint[], float8[], uuid[], bigint[]"
+    "timestamptz, timestamptz, timestamptz, timestamptz, bigint[], float8[], uuid[], bigint[], uuid[]"
 )
-EXECUTE = "execute hs(" + ", ".join(["%s"] * 28) + ")"
+EXECUTE = "execute hs(" + ", ".join(["%s"] * 29) + ")"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -203,6 +204,7 @@ def statement_params(conn: psycopg.Connection, q: Query, knobs: HybridParams, ma
         None,
         None,  # $27, set per scope
         None,  # $28: as the owner the full-text leg reads its GIN match directly
+        None,  # $29: not narrowed to collections
     ]
 
 

@@ -1,6 +1,7 @@
 """The fake-model path of bench.research --web: an OpenAI-compatible fake (backend/testing/fake_openai.py)
 scripted by what each research call asks. Its plan is the clauses of the question with the engine the
-seed's rule names for each (so the plan's engine field travels the model path); its verdicts say
+seed's rule names for each (so the plan's engine field travels the model path) and, for a multi-hop
+step, the section whose answer it needs; its verdicts say
 sufficient; its sections quote the first sentences of the first sources they were given, cited."""
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def script(body: dict[str, Any]) -> Message:
                 "question": s.question,
                 "queries": s.queries,
                 "engine": classify(s.question)[1][0],
+                **({"after": s.after, "bridge": s.bridge} if s.bridge else {}),
             }
             for s in plan.sections
         ]

@@ -4,6 +4,7 @@ Usage: .venv/bin/python -m bench.research [--dataset NAME ... | --all] [--compou
                                           [--llm extractive|gemini] [--embedder local|hashing]
                                           [--out bench/results/research.json]
        .venv/bin/python -m bench.research --web [--compounds N] [--llm extractive|fake] [--web-results K]
+                                          [--single | --multihop]
 
 Per dataset: a scratch database with the whole corpus (vectors from .data/bench-cache), then N compound
 questions (bench/research/compound.py: 2, 3 or 4 sampled questions with different gold documents,
@@ -14,7 +15,8 @@ same database: each component asked alone through ChatService (POST /chat), so t
 answering it inside a compound request costs. --llm gemini needs GEMINI_API_KEY.
 
 --web: compound questions whose parts are only on the (fake) web, an empty local corpus, web=true
-(bench/research/web.py; the question set: bench/research/web_set.py).
+(bench/research/web.py; the question set: bench/research/web_set.py); --web --multihop: two-hop
+questions instead, the second part needing the first part's answer (bench/research/web_multihop.py).
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--single", action="store_true", help="--web: one-part questions (the short answer line's case)"
     )
+    parser.add_argument(
+        "--multihop",
+        action="store_true",
+        help="--web: two-hop questions, the second part needing the first's answer (web_multihop.py)",
+    )
     parser.add_argument("--preset", choices=("lite", "comprehensive"), default="lite")
     parser.add_argument("--embedder", choices=("local", "hashing"), default="local")
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/research[-gemini].json")
@@ -64,10 +71,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.dataset = dataset_names(args.datasets_dir) if args.all else ["xquad-zh-dev"]
     if args.single and not args.web:
         parser.error("--single is an option of the --web benchmark")
+    if args.multihop and not args.web:
+        parser.error("--multihop is an option of the --web benchmark")
+    if args.multihop and args.single:
+        parser.error("--multihop and --single are two question sets: choose one")
     if args.llm == "fake" and not args.web:
         parser.error("--llm fake is the --web benchmark's model path")
     if args.out is None:
-        stem = ("research-web-single" if args.single else "research-web") if args.web else "research"
+        variant = "-single" if args.single else "-multihop" if args.multihop else ""
+        stem = f"research-web{variant}" if args.web else "research"
         args.out = RESULTS_DIR / (f"{stem}.json" if args.llm == "extractive" else f"{stem}-{args.llm}.json")
     return args
 

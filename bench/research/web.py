@@ -29,12 +29,16 @@ from bench.common import bench_settings, log
 from bench.common.db import scratch_database
 from bench.common.vectors import make_embedder
 from bench.research.fake_model import fake_model
+from bench.research.web_multihop import build_multihop_set
 from bench.research.web_set import WebCompound, WebSet, build_web_set
 
 
 def run_web(args: argparse.Namespace) -> dict[str, Any]:
     """The web-only benchmark: the set, the fake web serving it, one research run per compound."""
-    web_set = build_web_set(args.datasets_dir, args.compounds, args.seed, single=args.single)
+    if getattr(args, "multihop", False):
+        web_set = build_multihop_set(args.datasets_dir, args.compounds, args.seed)
+    else:
+        web_set = build_web_set(args.datasets_dir, args.compounds, args.seed, single=args.single)
     parts = sum(len(c.parts) for c in web_set.compounds)
     log(f"web: {len(web_set.compounds)} compound questions of {parts} parts, {len(web_set.pages)} pages")
     with FakeWebServer() as web, fake_model(args.llm == "fake") as model:
@@ -82,8 +86,11 @@ async def _one(services: Services, compound: WebCompound, preset: str, web: Fake
     answer_line = body.get("short_answer") if isinstance(body.get("short_answer"), str) else None
     sections = body["diagnostics"]["sections"]
     parts = []
-    for part in compound.parts:
-        routed = _routed(sections, part.question)
+    for k, part in enumerate(compound.parts):
+        routed = _routed(sections, part.question, k)
+        # A two-hop question's answer line answers its last hop.
+        line_applies = answer_line is not None and bool(part.golds)
+        line_applies = line_applies and (compound.bridge is None or k == len(compound.parts) - 1)
         parts.append(
             {
                 "kind": part.kind,
@@ -93,8 +100,8 @@ async def _one(services: Services, compound: WebCompound, preset: str, web: Fake
                 "gold_url": web.base_url + part.gold_path,
                 "cited": canonical_url(web.base_url + part.gold_path) in cited,
                 "gold_string": contains_gold(report, part.golds) if part.golds else None,
-                "answer_line_gold": answer_matches(answer_line, part.golds)
-                if answer_line is not None and part.golds
+                "answer_line_gold": answer_matches(answer_line, part.golds)  # type: ignore[arg-type]
+                if line_applies
                 else None,
                 "expected_engine": part.engine,
                 "engine": routed,
@@ -102,8 +109,16 @@ async def _one(services: Services, compound: WebCompound, preset: str, web: Fake
             }
         )
     used = body["diagnostics"]["budget"]["used"]
+    hop = next((s["hop"] for s in sections if s.get("hop")), None)
     return {
         "question": compound.text,
+        # A two-hop question: the first hop's answer (gold) and what the run carried into the second.
+        "bridge": compound.bridge,
+        "hop": hop,
+        "bridge_carried": bool(hop and hop["entity"]) if compound.bridge else None,
+        "bridge_right": bool(hop and hop["entity"] and answer_matches(hop["entity"], [compound.bridge]))
+        if compound.bridge
+        else None,
         "sections": [(s["question"], s.get("engine")) for s in sections],
         "plan_method": body["diagnostics"]["plan_method"],
         "answer_line": answer_line,
@@ -117,13 +132,16 @@ async def _one(services: Services, compound: WebCompound, preset: str, web: Fake
     }
 
 
-def _routed(sections: list[dict[str, Any]], question: str) -> str | None:
-    """The first engine the searches of the section asking `question` went to (None: no section)."""
+def _routed(sections: list[dict[str, Any]], question: str, index: int) -> str | None:
+    """The first engine the searches of the section asking `question` went to (a multi-hop step asks
+    it with the earlier answer in it: the section of the part's index); None: no section."""
     key = _key(question)
-    for section in sections:
-        if _key(section["question"]) in key or key in _key(section["question"]):
-            engines = next((s["engines"] for s in section["searches"] if s.get("engines")), None)
-            return engines[0] if engines else section.get("engine")
+    match = [s for s in sections if _key(s["question"]) in key or key in _key(s["question"])]
+    if not match and index < len(sections) and sections[index].get("hop"):
+        match = [sections[index]]
+    for section in match:
+        engines = next((s["engines"] for s in section["searches"] if s.get("engines")), None)
+        return engines[0] if engines else section.get("engine")
     return None
 
 
@@ -158,6 +176,26 @@ def summarise(items: list[dict[str, Any]]) -> dict[str, Any]:
         "partial_rate": sum(bool(i["partial_reasons"]) for i in items) / max(len(items), 1),
         "seconds_p50": seconds[len(seconds) // 2] if seconds else 0.0,
         "seconds_p90": seconds[min(len(seconds) - 1, int(0.9 * len(seconds)))] if seconds else 0.0,
+        "multihop": _hops(items),
+    }
+
+
+def _hops(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Two-hop questions: each hop's gold page cited, the first hop's answer carried into the second's
+    search (and right), both pages cited."""
+    chains = [i for i in items if i.get("bridge")]
+    if not chains:
+        return None
+    n = len(chains)
+    hops = max(len(i["parts"]) for i in chains)
+    return {
+        "questions": n,
+        "cited_by_hop": [
+            sum(len(i["parts"]) > k and i["parts"][k]["cited"] for i in chains) / n for k in range(hops)
+        ],
+        "all_hops_cited": sum(all(p["cited"] for p in i["parts"]) for i in chains) / n,
+        "bridge_carried": sum(bool(i["bridge_carried"]) for i in chains) / n,
+        "bridge_right": sum(bool(i["bridge_right"]) for i in chains) / n,
     }
 
 
@@ -180,6 +218,17 @@ def render_web(report: dict[str, Any], *, examples: int = 5) -> str:
         f"{s['provider_requests_mean']:.1f} | {s['seconds_p50']:.2f} / {s['seconds_p90']:.2f} | "
         f"{_pct(s['partial_rate'])} |",
     ]
+    hops = s.get("multihop")
+    if hops:
+        by_hop = " / ".join(_pct(x) for x in hops["cited_by_hop"])
+        lines += [
+            "",
+            "| two-hop questions | gold page cited by hop | both cited | first answer carried "
+            "| carried right |",
+            "|---|---|---|---|---|",
+            f"| {hops['questions']} | {by_hop} | {_pct(hops['all_hops_cited'])} | "
+            f"{_pct(hops['bridge_carried'])} | {_pct(hops['bridge_right'])} |",
+        ]
     misses = [(i, p) for i in report["web"]["items"] for p in i["parts"] if not p["cited"]][:examples]
     if misses:
         lines += ["", "## Parts whose gold page the report did not cite", ""]

@@ -60,6 +60,7 @@ class WebPart:
 class WebCompound:
     text: str
     parts: list[WebPart]
+    bridge: str | None = None  # a two-hop question: the first hop's answer the second needs
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from backend.auth import LOCAL_IDENTITY
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.composition import Services
 from backend.search.types import SearchRequest
 from backend.text import query_terms

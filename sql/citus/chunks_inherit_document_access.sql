@@ -17,12 +17,13 @@ as $$
 declare
     doc record;
 begin
-    select d.owner_id, d.visibility, d.metadata, d.created_at, d.updated_at into doc
+    select d.owner_id, d.visibility, d.collection_id, d.metadata, d.created_at, d.updated_at into doc
     from public.documents d where d.tenant_id = new.tenant_id and d.id = new.document_id;
     if new.document_id is not null
        and (tg_op = 'INSERT' or new.document_id is distinct from old.document_id)
        and (not found
             or not (doc.visibility = 'public' or doc.owner_id = auth.uid()
+                    or doc.collection_id = any(public.caller_collection_ids())
                     or public.caller_visibility_scopes() is null)) then
         raise exception 'document % does not exist', new.document_id
             using errcode = 'foreign_key_violation';
@@ -30,6 +31,7 @@ begin
     if found then
         new.owner_id := doc.owner_id;
         new.visibility := doc.visibility;
+        new.collection_id := doc.collection_id;
         new.document_created_at := public.document_date(doc.metadata, doc.created_at);
         new.document_updated_at := doc.updated_at;
     end if;

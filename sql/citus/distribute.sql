@@ -30,11 +30,13 @@
 --   unchanged (local tables of the coordinator): alembic_version, and api_keys (migration 021): a key is
 --                  looked up by its hash once per request, on the coordinator, and joined with nothing;
 --                  no worker needs it, and its RLS applies there as on one node; collections and
---                  collection_members (migration 024), which must be empty: team collections span
---                  owners, i.e. tenants, and are not distributed yet (db distribute refuses a database
---                  holding one; the policies lose their collection terms, documents.collection_id its
---                  foreign key, documents its documents_moved_erase_copies trigger). Untested on a
---                  cluster so far (make test-distributed needs Citus, which the session lacked); and the
+--                  collection_members (migration 024): their triggers write each other (the owner's
+--                  admin row, the owner kept), which triggers on shards could not. A collection's
+--                  documents stay in their owners' tenants (a document's tenant never changes when it
+--                  moves into or out of a collection; its unique key and re-ingestion work as on one
+--                  node); a member's search adds the tenants holding the collections' documents
+--                  (search_tenants()); the policies keep their collection terms, which on a worker read
+--                  the request's memberships (caller_collection_ids(), apply_collection_grants()); and the
 --                  ingestion job queue, ingest_jobs and ingest_job_files (migration 026): workers claim
 --                  files across every tenant with FOR UPDATE SKIP LOCKED, a row lock Citus does not take in a
 --                  multi-shard statement; the rows are joined with nothing of a tenant's (the file's
@@ -59,14 +61,21 @@ as $$ select coalesce(owner, '00000000-0000-0000-0000-000000000000'::uuid) $$;
 comment on function public.tenant_key(uuid) is
     'Citus: the distribution key of a row owned by `owner` (the public tenant, all zeros, for none).';
 
+-- pgrag.write_tenant: set (set_config, on the coordinator, where defaults are evaluated) by a write
+-- that is not the writer's own row -- a collection editor re-ingesting another member's document
+-- (backend/db/repositories/document_rewrite.py) writes the chunks into the owner's tenant. It cannot
+-- open anything: the chunk's trigger finds its document only in that tenant, copies the owner from it,
+-- and the policies still decide whether the writer may add chunks to that document.
 create or replace function public.current_tenant()
 returns uuid
 language sql
 stable
 parallel safe
-as $$ select public.tenant_key(auth.uid()) $$;
+as $$
+    select coalesce(nullif(current_setting('pgrag.write_tenant', true), '')::uuid, public.tenant_key(auth.uid()))
+$$;
 comment on function public.current_tenant() is
-    'Citus: the tenant of the writing user (the default of every tenant_id column).';
+    'Citus: the tenant of the writing user, or pgrag.write_tenant when set (the default of every tenant_id column).';
 
 -- research_runs' references to a deleted conversation or message become null (single node: ON DELETE
 -- SET NULL, migration 015), on the co-located shard of research_runs.
@@ -109,12 +118,6 @@ begin
     if exists (select 1 from pg_dist_partition where logicalrelid = 'public.documents'::regclass) then
         raise notice 'pgrag tables are already distributed: layout unchanged';
         return;
-    end if;
-    -- Team collections (migration 024) span owners, i.e. tenants: not distributed yet. The cluster keeps
-    -- collections and collection_members as empty coordinator tables and the policies without them.
-    if to_regclass('public.collections') is not null and exists (select 1 from public.collections) then
-        raise exception 'this database holds team collections, which a Citus cluster does not support yet'
-            using hint = 'delete them (their documents stay with their owners), then run db distribute again';
     end if;
     select count(*) into misplaced from public.documents where visibility = 'public' and owner_id is not null;
     if misplaced > 0 then
@@ -171,12 +174,13 @@ begin
     loop
         qual := replace(p.qual, '( SELECT auth.uid() AS uid)', 'auth.uid()');
         check_expr := replace(p.with_check, '( SELECT auth.uid() AS uid)', 'auth.uid()');
-        -- no collections on the cluster (refused above): a member of none
-        qual := regexp_replace(qual, '\( SELECT caller_collection_ids\([^)]*\) AS caller_collection_ids\)',
-                               '''{}''::uuid[]', 'g');
+        -- the collection terms keep their function, called per row (Citus refuses the subquery; on a
+        -- worker the function reads the request's grants: sql/citus/caller_collection_ids.sql)
+        qual := regexp_replace(qual, '\( SELECT (caller_collection_ids\([^)]*\)) AS caller_collection_ids\)',
+                               '\1', 'g');
         check_expr := regexp_replace(check_expr,
-                                     '\( SELECT caller_collection_ids\([^)]*\) AS caller_collection_ids\)',
-                                     '''{}''::uuid[]', 'g');
+                                     '\( SELECT (caller_collection_ids\([^)]*\)) AS caller_collection_ids\)',
+                                     '\1', 'g');
         if qual ilike '%select%' or check_expr ilike '%select%' then
             raise exception 'policy % on % has a subquery Citus cannot distribute: %', p.policyname, p.tablename,
                 coalesce(qual, check_expr);
@@ -192,7 +196,10 @@ begin
     end loop;
 
     -- 4. distribute, parents first; then the co-located foreign keys. documents.collection_id keeps no
-    -- foreign key to the coordinator's collections (Citus refuses one to a local table; it is always null).
+    -- foreign key to the coordinator's collections (Citus refuses one from a distributed table to a local
+    -- one): deleting a collection releases its documents through collections_release_documents
+    -- (sql/citus/), its ON DELETE SET NULL. documents_moved_erase_copies would rewrite other users'
+    -- stored answers from a shard, on their shards: not on the cluster (docs/scaling.md).
     alter table public.documents drop constraint if exists documents_collection_id_fkey;
     drop trigger if exists documents_moved_erase_copies on public.documents;
     perform create_distributed_table('public.documents', 'tenant_id', shard_count => shards);

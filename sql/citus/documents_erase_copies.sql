@@ -29,6 +29,11 @@ begin
     if jsonb_typeof(result -> 'report') = 'string' then
         result := jsonb_set(result, '{report}', to_jsonb(public.redact_report(result ->> 'report', erased)));
     end if;
+    -- migration 030: the evidence records of the erased documents too (on one node the BEFORE trigger
+    -- does it, with readable_document_ids(), which on Citus cannot see other shards' documents)
+    if jsonb_typeof(result -> 'diagnostics') = 'object' then
+        result := jsonb_set(result, '{diagnostics}', public.erase_evidence_records(result -> 'diagnostics', kept));
+    end if;
     return result;
 end;
 $f$;

@@ -15,10 +15,11 @@ declare
 begin
     -- Ingestion deletes a document's chunks before it rewrites the row, so this finds none then.
     update public.chunks c
-    set owner_id = new.owner_id, visibility = new.visibility,
+    set owner_id = new.owner_id, visibility = new.visibility, collection_id = new.collection_id,
         document_created_at = created, document_updated_at = new.updated_at
     where c.tenant_id = new.tenant_id and c.document_id = new.id
       and (c.owner_id is distinct from new.owner_id or c.visibility is distinct from new.visibility
+           or c.collection_id is distinct from new.collection_id
            or c.document_created_at is distinct from created
            or c.document_updated_at is distinct from new.updated_at);
     return null;

@@ -3,8 +3,9 @@
 -- Single-node counterpart: sql/hybrid_search.sql, whose header documents every parameter and column.
 -- Same signature, same validation, same legs and fusion (sql/citus/hybrid_search_query.sql); what the
 -- cluster changes:
---   * the shards: search_tenants() names the tenants the caller may read (a user: their own and, when
---     there is a shared corpus, the public tenant; the service role and the owner: all), and every
+--   * the shards: search_tenants() names the tenants the caller may read (a user: their own, the public
+--     tenant when there is a shared corpus, and those holding their collections' documents; the service
+--     role and the owner: all), and every
 --     read of the statement is pruned to their shards: one tenant is a single-shard router query,
 --     several are a fan-out whose per-leg top lists the coordinator merges and fuses;
 --   * under RLS the full-text leg's matches come from tenant_visible_matches() on the coordinator, before
@@ -13,13 +14,13 @@
 --     the HNSW indexes (hence volatile; they last until the transaction ends, where single node's
 --     function-level settings end with the call).
 -- Row-level security is the workers': Citus connects as the request's role, with its claims.
--- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
--- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
--- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
+-- Team collections (migrations 024/025): `collections` narrows as on one node; search_tenants(collections)
+-- adds the tenants holding the documents of the caller's (or the named) collections, which stay in
+-- their owners' tenants (sql/citus/distribute.sql).
 -- Migration 029 turns enable_sort off for the single node's HNSW statement (the vector leg then walks
 -- HNSW rather than sorting a bitmap scan of a scope the planner underestimates under RLS); not
--- carried here: on the cluster the shards' statements are planned by the workers, and the case it
--- fixes (a search narrowed to a collection) is refused. Untested on a cluster.
+-- carried here: on the cluster the shards' statements are planned by the workers, and only SET LOCAL
+-- would reach them, lasting to the end of the transaction rather than the call.
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search(
@@ -77,7 +78,7 @@ declare
     term_idfs double precision[];
     match_query tsquery;
     row_security boolean := row_security_active('public.chunks');
-    tenants uuid[] := public.search_tenants();
+    tenants uuid[] := public.search_tenants(collections);
     visible_matches bigint[];
     compiled record;
     scope_ids bigint[];
@@ -85,9 +86,6 @@ declare
     scope_distances double precision[];
     exact boolean := false;
 begin
-    if collections is not null then
-        raise exception 'team collections are not available on a Citus cluster yet' using errcode = '0A000';
-    end if;
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
     end if;
@@ -125,27 +123,29 @@ begin
     if (not use_text and not use_vector) or cardinality(tenants) = 0 then
         return;
     end if;
-    if exact_scan_threshold > 0 and (compiled.path is not null or row_security) then
+    if exact_scan_threshold > 0 and (compiled.path is not null or row_security or collections is not null) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
         from public.search_scope_scan(exact_scan_threshold,
                                       case when use_vector then query_embedding end, dims,
                                       query_embedding_model, leg_count,
                                       case when compiled.residual then compiled.path end, compiled.vars,
                                       compiled.dates, compiled.containment, compiled.created_from,
-                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until,
+                                      collections) s;
         exact := scope_ids is not null;
     end if;
     if use_text and row_security and not exact then
         visible_matches := array(select public.tenant_visible_matches(
             match_query, tenants, case when compiled.residual then compiled.path end, compiled.vars,
             compiled.dates, compiled.containment, compiled.created_from, compiled.created_until,
-            compiled.updated_from, compiled.updated_until));
+            compiled.updated_from, compiled.updated_until, collections));
     end if;
     -- The HNSW walks run on the workers: the beam and the iterative scan travel there as SET LOCAL
     -- (citus.propagate_set_commands = local); set_config() would stay on the coordinator.
     execute format('set local hnsw.ef_search = %s', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam
-        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security then ef_search
+        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security and collections is null
+             then ef_search
              else filtered_ef_search end,
         leg_count));
     set local hnsw.iterative_scan = relaxed_order;
@@ -156,6 +156,6 @@ begin
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until, scope_nearest, scope_distances, tenants, visible_matches;
+          compiled.updated_until, scope_nearest, scope_distances, tenants, visible_matches, collections;
 end;
 $$;

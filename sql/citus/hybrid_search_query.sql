@@ -13,6 +13,8 @@
 --   $28 (row_security, not exact): the ids of the caller's full-text matches, computed beforehand by
 --       tenant_visible_matches() on the coordinator (single node calls hybrid_search_visible_matches
 --       inside the statement; on Citus that call would run on a shard and query other shards).
+--   $29 collections (uuid[]; null = not narrowed): the single node's $27, the team collections a search
+--       is narrowed to (the row_security leg has it applied in $28 already).
 -- The leg's score is term_weighted_rank() (the single node's scalar subquery, as a function: Citus
 -- refuses a subquery in the select list of a multi-shard query), and the single node's OFFSET 0 fence
 -- is left out (it would make Citus pull the matches to the coordinator before the leg's LIMIT).
@@ -81,6 +83,7 @@ as $fn$
          when row_security then '
               and c.id = any($28)'
          else '
+              and ($29::uuid[] is null or c.collection_id = any($29))
               and ($20 = ''{}''::jsonb or c.metadata @> $20)
               and ($21::timestamptz is null or c.document_created_at >= $21)
               and ($22::timestamptz is null or c.document_created_at <= $22)
@@ -101,6 +104,7 @@ as $fn$
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
             from public.chunks c
             where $8 and ($27::uuid[] is null or c.tenant_id = any($27)) and c.embedding_dims = %1$s
+              and ($29::uuid[] is null or c.collection_id = any($29))
               and ($20 = ''{}''::jsonb or c.metadata @> $20)
               and ($21::timestamptz is null or c.document_created_at >= $21)
               and ($22::timestamptz is null or c.document_created_at <= $22)

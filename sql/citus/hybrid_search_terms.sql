@@ -6,8 +6,9 @@
 -- visibility scope: N, the average length and each lexeme's document frequency are sums over the
 -- scopes the caller may read (caller_visibility_scopes(), as on one node), i.e. exactly the single
 -- node's numbers, so the idf weights and the GIN match are the same. A user's scopes (the public
--- corpus, their own chunks) are also their tenants, so both reads visit only the search's own shards
--- (one or two); the service path's read every shard. SECURITY DEFINER as on one node: no API role
+-- corpus, their own chunks, their collections') live in the search's tenants (search_tenants(): the
+-- public one, theirs, and those holding their collections' documents), so both reads visit only those
+-- shards; the service path's read every shard. SECURITY DEFINER as on one node: no API role
 -- may read the statistics.
 --   select * from hybrid_search_terms('袋鼠 澳洲 动物');
 set search_path = public, extensions;
@@ -34,6 +35,7 @@ as $fn$
 #variable_conflict use_column
 declare
     visible uuid[] := public.caller_visibility_scopes();  -- null: every scope
+    tenants uuid[] := public.search_tenants();  -- the shards holding those scopes; null: every one
     query_lexemes text[] := tsvector_to_array(to_tsvector('simple'::regconfig, coalesce(query_text, '')));
     n_chunks double precision;
     mean_length double precision;
@@ -47,14 +49,15 @@ begin
            coalesce(sum(cs.total_lexemes)::double precision / nullif(sum(cs.nchunks), 0), 1)
     into n_chunks, mean_length
     from public.corpus_stats cs
-    -- A user's scopes are their tenants (public: the public tenant, own: theirs): the shards pruned.
-    where visible is null or (cs.tenant_id = any(visible) and cs.scope = any(visible));
+    -- A user's scopes live in their tenants (public: the public tenant, own: theirs, a collection: the
+    -- tenants of its documents' owners): the shards pruned.
+    where (tenants is null or cs.tenant_id = any(tenants)) and (visible is null or cs.scope = any(visible));
     select coalesce(array_agg(g.lexeme), '{}'), coalesce(array_agg(g.ndoc), '{}')
     into df_lexemes, df_counts
     from (select ts.lexeme, sum(ts.ndoc)::bigint as ndoc
           from public.term_stats ts
           where ts.lexeme = any(query_lexemes)
-            and (visible is null or (ts.tenant_id = any(visible) and ts.scope = any(visible)))
+            and (tenants is null or ts.tenant_id = any(tenants)) and (visible is null or ts.scope = any(visible))
           group by ts.lexeme) g;
     return query
     with stats as (

@@ -3,13 +3,10 @@
 -- Single-node counterpart: sql/match_documents.sql (parameters, columns, plans). On the cluster: the
 -- tenants in scope prune the shards (search_tenants(), $16 of match_documents_query), and the HNSW
 -- settings are SET LOCAL so they reach the workers (see sql/citus/hybrid_search.sql).
--- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
--- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
--- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
--- Migration 029 turns enable_sort off for the single node's HNSW statement (the vector leg then walks
--- HNSW rather than sorting a bitmap scan of a scope the planner underestimates under RLS); not
--- carried here: on the cluster the shards' statements are planned by the workers, and the case it
--- fixes (a search narrowed to a collection) is refused. Untested on a cluster.
+-- Team collections: `collections` narrows as on one node ($17 of match_documents_query), and
+-- search_tenants(collections) adds the tenants holding the collections' documents.
+-- Migration 029 turns enable_sort off for the single node's HNSW statement; not carried here (see
+-- sql/citus/hybrid_search.sql).
 set search_path = public, extensions;
 
 create or replace function public.match_documents(
@@ -53,11 +50,8 @@ declare
     scope_nearest bigint[];
     scope_distances double precision[];
     exact boolean := false;
-    tenants uuid[] := public.search_tenants();
+    tenants uuid[] := public.search_tenants(collections);
 begin
-    if collections is not null then
-        raise exception 'team collections are not available on a Citus cluster yet' using errcode = '0A000';
-    end if;
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
     end if;
@@ -70,19 +64,22 @@ begin
     if not public.assert_embedding_space(dims, query_embedding_model) or cardinality(tenants) = 0 then
         return;
     end if;
-    if exact_scan_threshold > 0 and (compiled.path is not null or row_security_active('public.chunks')) then
+    if exact_scan_threshold > 0
+       and (compiled.path is not null or row_security_active('public.chunks') or collections is not null) then
         select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
         from public.search_scope_scan(exact_scan_threshold, query_embedding, dims,
                                       query_embedding_model, match_count,
                                       case when compiled.residual then compiled.path end, compiled.vars,
                                       compiled.dates, compiled.containment, compiled.created_from,
-                                      compiled.created_until, compiled.updated_from, compiled.updated_until) s;
+                                      compiled.created_until, compiled.updated_from, compiled.updated_until,
+                                      collections) s;
         exact := scope_ids is not null;
     end if;
     -- The HNSW walk runs on the workers: SET LOCAL reaches them (see sql/citus/hybrid_search.sql).
     execute format('set local hnsw.ef_search = %s', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam
-        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security_active('public.chunks') then ef_search
+        case when coalesce(filter, '{}'::jsonb) = '{}'::jsonb and not row_security_active('public.chunks')
+                  and collections is null then ef_search
              else filtered_ef_search end,
         match_count));
     set local hnsw.iterative_scan = relaxed_order;
@@ -91,6 +88,6 @@ begin
     using query_embedding, match_count, query_embedding_model, min_similarity,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until, scope_nearest, scope_distances, tenants;
+          compiled.updated_until, scope_nearest, scope_distances, tenants, collections;
 end;
 $$;

@@ -4,6 +4,7 @@
 -- the tenants in scope (search_tenants(); null = every tenant), on every read of chunks and documents:
 -- one tenant routes the statement to its shard; several run the nearest-neighbour leg on each shard
 -- with its ORDER BY ... LIMIT pushed down and merge on the coordinator (sql/citus/hybrid_search_query.sql).
+-- $17 is the single node's $16, the team collections the search is narrowed to (null: not narrowed).
 set search_path = public, extensions;
 
 create or replace function public.match_documents_query(dims integer, exact boolean default false)
@@ -42,6 +43,7 @@ as $fn$
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
             from public.chunks c
             where ($16::uuid[] is null or c.tenant_id = any($16)) and c.embedding_dims = %1$s
+              and ($17::uuid[] is null or c.collection_id = any($17))
               -- No filter folds away: under RLS the planner may not use statistics for the
               -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
               and ($9 = ''{}''::jsonb or c.metadata @> $9)

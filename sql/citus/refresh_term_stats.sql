@@ -14,11 +14,11 @@ as $$
 begin
     truncate public.term_stats, public.corpus_stats;
     insert into public.term_stats (tenant_id, lexeme, scope, ndoc)
-    select c.tenant_id, l.lexeme, public.visibility_scope(c.visibility, c.owner_id), count(*)
+    select c.tenant_id, l.lexeme, public.visibility_scope(c.visibility, c.owner_id, c.collection_id), count(*)
     from public.chunks c, unnest(tsvector_to_array(c.fts)) as l(lexeme)
     group by 1, 2, 3;
     insert into public.corpus_stats (tenant_id, scope, nchunks, total_lexemes)
-    select c.tenant_id, public.visibility_scope(c.visibility, c.owner_id), count(*), coalesce(sum(length(c.fts)), 0)
+    select c.tenant_id, public.visibility_scope(c.visibility, c.owner_id, c.collection_id), count(*), coalesce(sum(length(c.fts)), 0)
     from public.chunks c
     group by 1, 2;
 end;

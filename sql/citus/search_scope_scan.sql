@@ -10,16 +10,19 @@
 -- and the distances run as multi-shard queries with their LIMIT pushed to each shard. The filter
 -- arrives compiled (search_filter()'s parts, as on one node since migration 019), and the path is
 -- evaluated only on rows the caller may read, as on one node.
--- Team collections (migrations 024/025) are not distributed yet: `db distribute` refuses a database
--- holding any (sql/citus/distribute.sql), so no chunk here has a collection; `collections` is accepted
--- for the single node's signature and refused when not null. Untested on a cluster (no Citus here).
+-- Team collections (migrations 024/025): the scope is the single node's (member_of, a narrowed call's
+-- union), and the tenants in scope include those holding the collections' documents
+-- (search_tenants(collections)). A narrowed call is not counted from corpus_stats (a collection's
+-- scope holds the chunks of members who may have left, and a user's own chunks in a collection they
+-- are no member of are admitted too): it goes to the bounded count directly.
 -- Migration 029's one-pass read of an unfiltered scope (search_scope_vectors() over the covering
 -- index chunks_exact_384_idx, ordered by collection / visibility / owner) is not used here: the
 -- index is created on every shard with the table, but each statement below names the tenants in
 -- scope (tenant_id is not in that index), so the cluster keeps the bounded count and the distances by
--- primary key. Its estimate fix for narrowed calls has nothing to apply to (collections are refused),
--- and its threshold that grows with sqrt(chunks / 100k) is not applied here either: max_rows as given
--- (a cluster's chunk count is the workers' sum; to be measured on one). Untested on a cluster.
+-- primary key, which rank the same rows. Its threshold that grows with sqrt(chunks / 100k) is not
+-- applied here either: max_rows as given (a cluster's chunk count is the workers' sum; the shell
+-- table's reltuples is 0). Both only decide exact ranking against an HNSW walk above 3,000 admitted
+-- chunks (the cluster tests are far below it).
 set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.
@@ -55,7 +58,11 @@ declare
     caller name := coalesce(nullif(current_setting('role'), 'none'), session_user);
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
-    tenants uuid[] := public.search_tenants();
+    member_of uuid[] := case when user_rows and not all_rows then public.caller_collection_ids() else '{}' end;
+    narrowed uuid[] := case when collections is null then null
+                            when all_rows then collections
+                            else array(select unnest(collections) intersect select unnest(member_of)) end;
+    tenants uuid[] := public.search_tenants(collections);
     plan json;
     job json;
     estimate double precision;
@@ -64,23 +71,23 @@ declare
     scope constant text := $q$
         select c.id
         from public.chunks c
-        where ($1 or c.visibility = 'public' or c.owner_id = $2)
+        where ($12::uuid[] is not null or $1 or c.visibility = 'public' or c.owner_id = $2
+               or c.collection_id = any($11))
+          and ($12::uuid[] is null or c.collection_id = any($14)
+               or (c.collection_id = any($12) and (c.visibility = 'public' or c.owner_id = $2)))
           and ($3 = '{}'::jsonb or c.metadata @> $3)
           and ($4::timestamptz is null or c.document_created_at >= $4)
           and ($5::timestamptz is null or c.document_created_at <= $5)
           and ($6::timestamptz is null or c.document_updated_at >= $6)
           and ($7::timestamptz is null or c.document_updated_at <= $7)
           and ($8::jsonpath is null
-               or case when $1 or c.visibility = 'public' or c.owner_id = $2
+               or case when $1 or c.visibility = 'public' or c.owner_id = $2 or c.collection_id = any($11)
                        then jsonb_path_match(case when $10 then public.search_filter_target(
                            c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $8, $9)
                   end)
-          and ($11::uuid[] is null or c.tenant_id = any($11))
+          and ($15::uuid[] is null or c.tenant_id = any($15))
     $q$;
 begin
-    if collections is not null then
-        raise exception 'team collections are not available on a Citus cluster yet' using errcode = '0A000';
-    end if;
     if coalesce(max_rows, 0) < 1 then
         return;  -- all null: not counted, walk HNSW
     end if;
@@ -92,10 +99,13 @@ begin
     end if;
     -- Before the filter the scope is every chunk of the tenants in scope (a user reads all of their
     -- own and the public corpus), which corpus_stats counts exactly per scope: no filter, no estimate.
-    select coalesce(sum(cs.nchunks), 0) into tenant_chunks
-    from public.corpus_stats cs
-    where (tenants is null or cs.tenant_id = any(tenants))
-      and (all_rows or cs.scope = any(public.caller_visibility_scopes()));
+    -- (A narrowed call is left uncounted here: null compares as unknown below.)
+    if collections is null then
+        select coalesce(sum(cs.nchunks), 0) into tenant_chunks
+        from public.corpus_stats cs
+        where (tenants is null or cs.tenant_id = any(tenants))
+          and (all_rows or cs.scope = any(public.caller_visibility_scopes()));
+    end if;
     if tenant_chunks > max_rows and filter_path is null and coalesce(containment, '{}'::jsonb) = '{}'::jsonb
        and created_from is null and created_until is null and updated_from is null and updated_until is null then
         return;
@@ -106,7 +116,7 @@ begin
         into plan
         using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
               updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
-              coalesce(filter_dates, false), tenants;
+              coalesce(filter_dates, false), member_of, collections, null::integer, narrowed, tenants;
         job := plan -> 0 -> 'Plan' -> 'Distributed Query' -> 'Job';
         select sum((t -> 'Remote Plan' -> 0 -> 0 -> 'Plan' ->> 'Plan Rows')::double precision)
                * (job ->> 'Task Count')::double precision / greatest(json_array_length(job -> 'Tasks'), 1)
@@ -118,11 +128,11 @@ begin
     end if;
     -- The bounded count reads no embedding: a scope that turns out too large costs only the rechecks.
     -- (Each shard stops at max_rows + 1; the coordinator keeps the first max_rows + 1.)
-    execute 'select array(' || scope || ' limit $12)'
+    execute 'select array(' || scope || ' limit $13)'
     into ids
     using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
-          coalesce(filter_dates, false), tenants, max_rows + 1;
+          coalesce(filter_dates, false), member_of, collections, max_rows + 1, narrowed, tenants;
     if cardinality(ids) > max_rows then
         ids := null;
         return;

@@ -1,5 +1,6 @@
 -- tenant_visible_matches(match_query, tenants, filter_path, filter_vars, filter_dates, containment,
---                        created_from, created_until, updated_from, updated_until) (Citus only)
+--                        created_from, created_until, updated_from, updated_until, collections)
+--                        (Citus only)
 --     -> setof bigint
 --
 -- sql/hybrid_search_visible_matches.sql for the cluster: the ids of the chunks matching match_query
@@ -8,7 +9,7 @@
 -- calling role may read, among the tenants of `tenants` (search_tenants(); null: every tenant), read
 -- as the owner so that the GIN index serves `fts @@ query` (under RLS it could not: the operator is
 -- not LEAKPROOF), with the policy's rule applied here (service_role: every chunk, authenticated:
--- public ones and its own, anyone else: none). The path is evaluated only on rows the caller may read
+-- public ones, its own and its collections', anyone else: none), narrowed to `collections` when given. The path is evaluated only on rows the caller may read
 -- (CASE fixes the order), as on one node. hybrid_search calls it on the coordinator before its
 -- statement and reads the ids back under RLS. Naming the tenants prunes the shards Citus visits (one
 -- or two for a user).
@@ -16,6 +17,11 @@ set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.
 drop function if exists public.tenant_visible_matches(tsquery, jsonb, uuid[]);
+
+-- Before team collections reached the cluster it took no collections.
+drop function if exists public.tenant_visible_matches(
+    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+);
 
 create or replace function public.tenant_visible_matches(
     match_query tsquery,
@@ -27,7 +33,8 @@ create or replace function public.tenant_visible_matches(
     created_from timestamptz default null,
     created_until timestamptz default null,
     updated_from timestamptz default null,
-    updated_until timestamptz default null
+    updated_until timestamptz default null,
+    collections uuid[] default null
 )
 returns setof bigint
 language plpgsql
@@ -41,6 +48,7 @@ declare
     all_rows boolean := pg_has_role(caller, 'service_role', 'usage');
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     user_id uuid := auth.uid();
+    member_of uuid[] := case when user_rows and not all_rows then public.caller_collection_ids() else '{}' end;
 begin
     if not (all_rows or user_rows) or match_query is null then
         return;
@@ -50,7 +58,8 @@ begin
         from public.chunks c
         where (tenants is null or c.tenant_id = any(tenants))
           and c.fts @@ match_query
-          and (all_rows or c.visibility = 'public' or c.owner_id = user_id)
+          and (all_rows or c.visibility = 'public' or c.owner_id = user_id or c.collection_id = any(member_of))
+          and (collections is null or c.collection_id = any(collections))
           and (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
           and (created_from is null or c.document_created_at >= created_from)
           and (created_until is null or c.document_created_at <= created_until)
@@ -58,6 +67,7 @@ begin
           and (updated_until is null or c.document_updated_at <= updated_until)
           and (filter_path is null
                or case when all_rows or c.visibility = 'public' or c.owner_id = user_id
+                         or c.collection_id = any(member_of)
                        then jsonb_path_match(case when filter_dates then public.search_filter_target(
                            c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end,
                            filter_path, coalesce(filter_vars, '{}'::jsonb))
@@ -65,8 +75,8 @@ begin
 end;
 $$;
 revoke execute on function public.tenant_visible_matches(
-    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) from public, anon;
 grant execute on function public.tenant_visible_matches(
-    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
+    tsquery, uuid[], jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 ) to authenticated, service_role;

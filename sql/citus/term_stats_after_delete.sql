@@ -23,7 +23,7 @@ begin
             select g.tenant_id, array_agg(g.lexeme order by g.lexeme, g.scope) as lexemes,
                    array_agg(g.scope order by g.lexeme, g.scope) as scopes,
                    array_agg(g.n order by g.lexeme, g.scope) as deltas
-            from (select n.tenant_id, l.lexeme, public.visibility_scope(n.visibility, n.owner_id) as scope,
+            from (select n.tenant_id, l.lexeme, public.visibility_scope(n.visibility, n.owner_id, n.collection_id) as scope,
                          -count(*) as n
                   from old_rows n, unnest(tsvector_to_array(n.fts)) as l(lexeme)
                   group by 1, 2, 3) g
@@ -32,7 +32,7 @@ begin
         right join (
             select g.tenant_id, array_agg(g.scope order by g.scope) as chunk_scopes,
                    array_agg(g.n order by g.scope) as chunk_deltas, array_agg(g.l order by g.scope) as length_deltas
-            from (select n.tenant_id, public.visibility_scope(n.visibility, n.owner_id) as scope, -count(*) as n,
+            from (select n.tenant_id, public.visibility_scope(n.visibility, n.owner_id, n.collection_id) as scope, -count(*) as n,
                          -coalesce(sum(length(n.fts)), 0)::bigint as l
                   from old_rows n
                   group by 1, 2) g

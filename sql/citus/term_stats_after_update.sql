@@ -18,15 +18,15 @@ declare
 begin
     for t in
         with moved as (
-            select o.tenant_id, public.visibility_scope(o.visibility, o.owner_id) as scope, o.fts, -1 as sign
+            select o.tenant_id, public.visibility_scope(o.visibility, o.owner_id, o.collection_id) as scope, o.fts, -1 as sign
             from old_rows o left join new_rows n on n.id = o.id
             where n.id is null or n.fts is distinct from o.fts
-               or public.visibility_scope(n.visibility, n.owner_id) <> public.visibility_scope(o.visibility, o.owner_id)
+               or public.visibility_scope(n.visibility, n.owner_id, n.collection_id) <> public.visibility_scope(o.visibility, o.owner_id, o.collection_id)
             union all
-            select n.tenant_id, public.visibility_scope(n.visibility, n.owner_id), n.fts, 1
+            select n.tenant_id, public.visibility_scope(n.visibility, n.owner_id, n.collection_id), n.fts, 1
             from new_rows n left join old_rows o on o.id = n.id
             where o.id is null or n.fts is distinct from o.fts
-               or public.visibility_scope(n.visibility, n.owner_id) <> public.visibility_scope(o.visibility, o.owner_id)
+               or public.visibility_scope(n.visibility, n.owner_id, n.collection_id) <> public.visibility_scope(o.visibility, o.owner_id, o.collection_id)
         ),
         per_scope as (
             select g.tenant_id, array_agg(g.scope order by g.scope) as chunk_scopes,

@@ -11,7 +11,7 @@ from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.limits import ChatLimit
 from backend.api.schemas import ChatIn, ChatOut
 from backend.api.sse import sse_response
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.chat.service import ChatRequest, reply_to_dict
 
 router = APIRouter(prefix="/chat", tags=["chat"])

@@ -17,7 +17,7 @@ from backend.api.deps import CurrentUser, ServicesDep
 from backend.api.errors import OPENAI_ERROR_RESPONSES, error_payload, log_failure, openai_error
 from backend.api.limits import ChatLimit
 from backend.api.openai_schemas import ChatCompletionIn, ChatCompletionOut, ModelListOut
-from backend.chat.evidence import EvidenceOptions
+from backend.chat.options import EvidenceOptions
 from backend.errors import NotFound
 from backend.llm.base import Sampling
 from backend.openai_compat import CREATED, MODELS, CompletionRequest, split_messages

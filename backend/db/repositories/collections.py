@@ -14,9 +14,25 @@ _COLUMNS = """
     c.id, c.name, c.owner_id, c.created_at, c.updated_at,
     (select m.role from collection_members m
      where m.collection_id = c.id and m.user_id = %(viewer)s) as role,
-    (select count(*) from collection_members m where m.collection_id = c.id) as member_count,
-    (select count(*) from documents d where d.collection_id = c.id) as document_count
+    (select count(*) from collection_members m where m.collection_id = c.id) as member_count
 """
+
+
+def _with_document_counts(conn: psycopg.Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each collection's document_count (the documents the caller reads in it). A separate read, not a
+    subquery per collection: on a Citus cluster documents is distributed and collections is not, and
+    Citus plans no join between the two (docs/scaling.md)."""
+    if not rows:
+        return rows
+    counts: dict[uuid.UUID, int] = dict(
+        conn.execute(
+            "select collection_id, count(*) from documents where collection_id = any(%s) group by 1",
+            ([r["id"] for r in rows],),
+        ).fetchall()
+    )
+    for row in rows:
+        row["document_count"] = counts.get(row["id"], 0)
+    return rows
 
 
 def create_collection(conn: psycopg.Connection, *, owner_id: uuid.UUID, name: str) -> dict[str, Any]:
@@ -33,9 +49,10 @@ def create_collection(conn: psycopg.Connection, *, owner_id: uuid.UUID, name: st
 def list_collections(conn: psycopg.Connection, *, viewer: uuid.UUID | None) -> list[dict[str, Any]]:
     """The collections the caller may read, by name."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+        rows = cur.execute(
             f"select {_COLUMNS} from collections c order by c.name, c.id", {"viewer": viewer}
         ).fetchall()
+    return _with_document_counts(conn, rows)
 
 
 def get_collection(
@@ -43,10 +60,11 @@ def get_collection(
 ) -> dict[str, Any] | None:
     """One readable collection with the caller's role in it, or None."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+        row = cur.execute(
             f"select {_COLUMNS} from collections c where c.id = %(id)s",
             {"id": collection_id, "viewer": viewer},
         ).fetchone()
+    return None if row is None else _with_document_counts(conn, [row])[0]
 
 
 def readable_collection_ids(conn: psycopg.Connection, *, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:

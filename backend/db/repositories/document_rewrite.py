@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import psycopg
 from psycopg.types.json import Jsonb
 
+from backend.auth.identity import SHARED_SCOPE
 from backend.db.repositories.documents import ChunkRow, DocumentRow, WrittenDocument, copy_chunks
 
 
@@ -46,6 +47,16 @@ def replace_documents(
             "collections": [r.collection_id for r in rows],
         },
     )
-    chunk_rows = ((doc_id, c) for doc_id, _, chunks in documents for c in chunks)
-    copy_chunks(conn, owner_id=owner_id, embedding_model=embedding_model, chunks=chunk_rows)
+    # Each document's chunks are written as its owner's: on a Citus cluster they go to the owner's
+    # tenant (sql/citus/distribute.sql, current_tenant()); on one node the setting is read by nothing.
+    owners: dict[uuid.UUID, uuid.UUID | None] = dict(
+        conn.execute("select id, owner_id from documents where id = any(%s)", (ids,)).fetchall()
+    )
+    by_owner: dict[uuid.UUID | None, list[tuple[uuid.UUID, ChunkRow]]] = {}
+    for doc_id, _, chunks in documents:
+        by_owner.setdefault(owners.get(doc_id), []).extend((doc_id, c) for c in chunks)
+    for owner, chunk_rows in by_owner.items():
+        conn.execute("select set_config('pgrag.write_tenant', %s, true)", (str(owner or SHARED_SCOPE),))
+        copy_chunks(conn, owner_id=owner_id, embedding_model=embedding_model, chunks=chunk_rows)
+    conn.execute("select set_config('pgrag.write_tenant', '', true)")
     return [WrittenDocument(doc_id, False) for doc_id in ids]

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import psycopg
 
+from backend.db.repositories.documents import Deleted
+
 
 def external_ids_with_prefix(
     conn: psycopg.Connection, *, owner_id: uuid.UUID | None, prefix: str
@@ -23,9 +25,11 @@ def external_ids_with_prefix(
 
 def delete_documents(
     conn: psycopg.Connection, *, owner_id: uuid.UUID | None, ids: Sequence[uuid.UUID]
-) -> int:
-    """Delete the owner's documents by id (chunks cascade); how many went."""
-    cur = conn.execute(
-        "delete from documents where owner_id is not distinct from %s and id = any(%s)", (owner_id, list(ids))
-    )
-    return cur.rowcount
+) -> Deleted:
+    """Delete the owner's documents by id (chunks cascade); which went that others may cite."""
+    rows = conn.execute(
+        "delete from documents where owner_id is not distinct from %s and id = any(%s) "
+        "returning id, visibility = 'public' or collection_id is not null",
+        (owner_id, list(ids)),
+    ).fetchall()
+    return Deleted(shared=[r[0] for r in rows if r[1]])

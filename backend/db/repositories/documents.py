@@ -308,17 +308,39 @@ def get_document(
     return row
 
 
+@dataclass(frozen=True)
+class Deleted:
+    shared: list[uuid.UUID]  # of the deleted documents, those other users may cite (public, in a collection)
+
+
 def delete_document(
     conn: psycopg.Connection, *, document_id: uuid.UUID, owner: uuid.UUID | None, all_rows: bool
-) -> bool:
+) -> Deleted | None:
     """Delete a document the caller owns or edits through a collection (or any, for the service path);
-    its chunks cascade. False when there was no such document."""
-    cur = conn.execute(
+    its chunks cascade. None when there was no such document."""
+    rows = conn.execute(
         "delete from documents d where d.id = %(id)s and (%(all_rows)s or d.owner_id = %(owner)s "
-        "or d.collection_id = any(public.caller_collection_ids('editor')))",
+        "or d.collection_id = any(public.caller_collection_ids('editor'))) "
+        "returning d.id, d.visibility = 'public' or d.collection_id is not null",
         {"id": document_id, "owner": owner, "all_rows": all_rows},
-    )
-    return cur.rowcount > 0
+    ).fetchall()
+    return None if not rows else Deleted(shared=[r[0] for r in rows if r[1]])
+
+
+def erase_copies_elsewhere(conn: psycopg.Connection, *, ids: Sequence[uuid.UUID]) -> None:
+    """After deleting documents other users cite (public, or in a team collection), or moving one out of
+    a collection: on a Citus cluster, erase them from the stored answers of every user who may no longer
+    read them, on their shards (sql/citus/erase_copies_elsewhere.sql). Elsewhere the delete's or the
+    move's own trigger (migrations 018, 024) already did, and the function does not exist. Its own
+    transaction, after the change's: Citus refuses, in one transaction, a definer's access to shards the
+    user's statement just modified."""
+    if not ids:
+        return
+    row = conn.execute(
+        "select to_regprocedure('public.erase_copies_elsewhere(uuid[])') is not null"
+    ).fetchone()
+    if row and row[0]:
+        conn.execute("select public.erase_copies_elsewhere(%s)", (list(ids),))
 
 
 # --- bulk loads: index maintenance deferred to the end of the transaction --------------------------
