@@ -279,3 +279,18 @@ def test_without_a_model_the_global_verify_sends_the_chains_gap_back():
     # An answered step needs nothing.
     states = _chain("亚历山大·弗莱明", ["亚历山大·弗莱明", "玛丽·居里"], sufficient=True)
     assert global_verify(ctx, states, 0).gaps == []
+
+
+@pytest.mark.parametrize(
+    ("value", "answer"),
+    [
+        ({"answer": "**亚历山大·弗莱明**。"}, "亚历山大·弗莱明"),
+        ({"answer": 5}, None),
+        ({"answer": " "}, None),
+        ({}, None),
+    ],
+)
+def test_the_models_answer_in_its_reflection_is_one_clean_line_or_none(value, answer):
+    from backend.research.reflect import model_reflection
+
+    assert model_reflection(value).answer == answer

@@ -226,6 +226,11 @@ class ChatDiagnostics(_Diag):
         "short reply, nothing searched) or instruction (rework the previous answer: 展开说说, shorter "
         "please, translate that — its sources re-cited, nothing searched)"
     )
+    model_verdict: Literal["declined"] | None = Field(
+        default=None,
+        description="declined: the model's answer cited nothing and said the documents do not hold the "
+        "answer (a near miss the score took for an answer): the route is then not_in_documents",
+    )
     turn: TurnKind = Field(
         description="question; followup (a question resolved against the conversation: rewrite says "
         "how); conversational; instruction"

@@ -46,7 +46,7 @@ from backend.retrieval.params import Mode
 from backend.search.diagnostics import WebDiagnostics
 from backend.search.service import RetrievalService
 from backend.search.types import ScoredChunk, SearchRequest, SearchResult
-from backend.search.web import WebChoice, search_beyond, web_passages
+from backend.search.web import Beyond, WebChoice, search_beyond, web_after, web_passages
 from backend.web import WebSearch
 
 logger = logging.getLogger(__name__)
@@ -161,8 +161,45 @@ async def gather(
             identity=identity,
         ),
     )
+    return await _selected(
+        question, beyond, options, budget, sources, identity, chance[0] if chance else None
+    )
+
+
+async def gather_web_instead(
+    question: str, declined: Evidence, *, sources: EvidenceSources, identity: Identity
+) -> Evidence | None:
+    """The web's evidence for a turn whose documents' evidence the model read and declined (web auto):
+    the same search, route web_fallback, the web's passages only; None when no provider is configured
+    or the web found nothing to add."""
+    beyond = await web_after(
+        declined.search, question, sources.web, sources.settings, caller=identity.cache_scope
+    )
+    if beyond is None or not beyond.hits:
+        return None
+    return await _selected(
+        question,
+        beyond,
+        declined.options,
+        declined.budget,
+        sources,
+        identity,
+        declined.diagnostics.second_chance,
+    )
+
+
+async def _selected(
+    question: str,
+    beyond: Beyond,
+    options: EvidenceOptions,
+    budget: EvidenceBudget,
+    sources: EvidenceSources,
+    identity: Identity,
+    second: SecondChanceDiagnostics | None,
+) -> Evidence:
+    """A search and the web's hits made evidence: the hits embedded as passages, then `select`."""
     passages = await asyncio.to_thread(
-        web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, s
+        web_passages, beyond.hits, sources.retrieval.embedder, beyond.search.embedding, sources.settings
     )
     if beyond.web is not None:
         beyond.web.passages = len(passages)
@@ -176,7 +213,7 @@ async def gather(
         budget,
         sources=sources,
         identity=identity,
-        second=chance[0] if chance else None,
+        second=second,
     )
     evidence.web = beyond.web
     return evidence
@@ -216,6 +253,42 @@ def is_relevant(chunk: ScoredChunk, settings: Settings) -> bool:
     )
 
 
+CROSS_LINGUAL_TIE = 0.02  # a cross-lingual document's chunks this close to its best cosine are evidence
+
+
+def relevance_gate(search: SearchResult, settings: Settings) -> Callable[[ScoredChunk], bool]:
+    """The turn's relevance gate: `is_relevant`, or - in a document of another language than the
+    question, which the confidence scores as holding the answer (overall score >= T_low) - the chunk
+    that scored it (and its near ties). Across languages no term is shared and the cosines sit below
+    CHAT_MIN_SIMILARITY, so without this the route said "answer" and the gate then dropped the very
+    evidence it stood on (issue 26 item 1: the turn replied "not found")."""
+    answering = _answering_cross_lingual(search.confidence)
+
+    def relevant(chunk: ScoredChunk) -> bool:
+        if is_relevant(chunk, settings):
+            return True
+        best = answering.get(str(chunk.document_id))
+        return (
+            best is not None and chunk.similarity is not None and chunk.similarity >= best - CROSS_LINGUAL_TIE
+        )
+
+    return relevant
+
+
+def _answering_cross_lingual(confidence: dict[str, Any]) -> dict[str, float]:
+    """Cross-lingual documents scored at or above T_low -> their best chunk's cosine."""
+    low = (confidence.get("thresholds_used") or {}).get("T_low")
+    if low is None:
+        return {}
+    out = {}
+    for parent in confidence.get("top_parents") or []:
+        features = parent.get("features") or {}
+        score, cosine = parent.get("overall_score"), features.get("cosine")
+        if features.get("cross_lingual") and score is not None and score >= low and cosine is not None:
+            out[str(parent["parent_id"])] = float(cosine)
+    return out
+
+
 def select(
     question: str,
     search: SearchResult,
@@ -238,7 +311,8 @@ def select(
     s, retrieval = sources.settings, sources.retrieval
     beyond = route in ("web_fallback", "not_in_documents")
     main = [] if beyond else search.results  # local_recall_k chunks, not yet truncated
-    relevant_main = [c for c in main if is_relevant(c, s)]
+    gate = relevance_gate(search, s)
+    relevant_main = [c for c in main if gate(c)]
     reason = None
     if s.chat_gap_supplement_enabled and not beyond:
         terms = search.diagnostics.query_terms
@@ -352,11 +426,12 @@ def global_rerank(
 ) -> Callable[[list[ScoredChunk]], list[ScoredChunk]]:
     """Seed §四 Step 2: main and gap candidates scored together against the question (not against the
     gap query that found them), best first; candidates below the relevance gate are left out."""
+    gate = relevance_gate(search, settings)
 
     def rerank(items: list[ScoredChunk]) -> list[ScoredChunk]:
         rescored = retrieval.rescore(search, items, identity=identity)
         ranked = sorted(rescored, key=lambda c: -c.final_score)  # stable: main before gap on ties
-        return [c for c in ranked if is_relevant(c, settings)]
+        return [c for c in ranked if gate(c)]
 
     return rerank
 

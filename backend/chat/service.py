@@ -21,7 +21,7 @@ from typing import Any, Literal
 from backend.auth.identity import Identity
 from backend.chat import direct
 from backend.chat.assist import AssistTools
-from backend.chat.citations import Cited, cite
+from backend.chat.citations import MARKER, Cited, cite, validate_citations
 from backend.chat.context import BuiltContext, ContextBuilder
 from backend.chat.conversations import PreviousAnswer, previous_answer, recent_turns, stored_scope
 from backend.chat.diagnostics import (
@@ -31,11 +31,12 @@ from backend.chat.diagnostics import (
     RewriteDiagnostics,
 )
 from backend.chat.direct import DirectTurn
-from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather
+from backend.chat.evidence import Evidence, EvidenceOptions, EvidenceSources, gather, gather_web_instead
 from backend.chat.intent import classify
 from backend.chat.record import ChatReply, reply_to_dict, save_turn
 from backend.chat.rewrite import Rewrite, rewrite_followup
 from backend.chat.short_answer import chat_short_answer
+from backend.chat.verdict import model_verdict
 from backend.config import Settings
 from backend.db.database import Database
 from backend.errors import InvalidInput
@@ -90,6 +91,8 @@ class PreparedTurn:
     fixed: FixedReply | None
     tools: AssistTools | None  # assist mode: the searches the model may run while answering
     started: float
+    # The model read the documents' evidence and declined it; this turn's evidence is the web's.
+    declined: bool = False
 
     def numbered(self) -> list[ScoredChunk]:
         """Every citable source in its number's order (the model's own searches last)."""
@@ -126,22 +129,73 @@ class ChatService:
         text = _fixed_text(turn)
         if text is None:
             text = await asyncio.to_thread(lambda: "".join(self._deltas(turn, request.sampling)))
+            on_the_web = await self._web_instead(turn, request, text)
+            if on_the_web is not None:
+                turn = on_the_web
+                text = await asyncio.to_thread(lambda: "".join(self._deltas(on_the_web, request.sampling)))
         return await asyncio.to_thread(self._store, turn, text)
 
     async def chat_stream(self, request: ChatRequest, *, identity: Identity) -> AsyncIterator[dict[str, Any]]:
-        """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}."""
+        """Events: {"type": "delta", "text"} ..., then {"type": "done", **reply}. When the web may follow
+        a declined answer, the deltas are held until the answer cites a source (then it streams on): a
+        reply that declines is not shown when the web's answer replaces it."""
         turn = await self._prepare(request, identity)
         text = _fixed_text(turn)
         if text is not None:
             yield {"type": "delta", "text": text}
         else:
-            parts = []
+            held = self._web_may_follow(turn, request)
+            parts: list[str] = []
             async for delta in _in_threads(self._deltas(turn, request.sampling)):
                 parts.append(delta)
-                yield {"type": "delta", "text": delta}
+                if not held:
+                    yield {"type": "delta", "text": delta}
+                elif "]" in delta and MARKER.search("".join(parts)):
+                    held = False  # it cites: an answer
+                    yield {"type": "delta", "text": "".join(parts)}
             text = "".join(parts)
+            on_the_web = await self._web_instead(turn, request, text) if held else None
+            if on_the_web is not None:
+                turn, parts = on_the_web, []
+                async for delta in _in_threads(self._deltas(on_the_web, request.sampling)):
+                    parts.append(delta)
+                    yield {"type": "delta", "text": delta}
+                text = "".join(parts)
+            elif held:
+                yield {"type": "delta", "text": text}
         reply = await asyncio.to_thread(self._store, turn, text)
         yield {"type": "done", **reply_to_dict(reply)}
+
+    # --- the web after a declined answer -------------------------------------------------------
+
+    def _web_may_follow(self, turn: PreparedTurn | DirectTurn, request: ChatRequest) -> bool:
+        """web auto, a provider, a model that writes (it can decline), and no web leg or web tool yet."""
+        return (
+            isinstance(turn, PreparedTurn)
+            and turn.fixed is None
+            and request.web == "auto"
+            and self.web.enabled
+            and turn.evidence.web is None
+            and turn.tools is None
+            and direct.writes_freely(self.llm)
+        )
+
+    async def _web_instead(
+        self, turn: PreparedTurn | DirectTurn, request: ChatRequest, text: str
+    ) -> PreparedTurn | None:
+        """The turn again on the web's evidence when the model declined the documents' (else None)."""
+        if not isinstance(turn, PreparedTurn) or not self._web_may_follow(turn, request):
+            return None
+        answer, cited, _ = validate_citations(text, len(turn.numbered()))
+        if model_verdict(answer, cited) != "declined":
+            return None
+        evidence = await gather_web_instead(
+            turn.rewrite.query, turn.evidence, sources=self.sources, identity=turn.identity
+        )
+        if evidence is None:
+            return None
+        context, extra = await self._context(evidence, turn.message, turn.history, turn.identity)
+        return dataclasses.replace(turn, evidence=evidence, context=context, extra=extra, declined=True)
 
     # --- prepare ---------------------------------------------------------------------------------
 
@@ -175,14 +229,7 @@ class ChatService:
         )
         fixed = self._fixed_reply(message, evidence)
         chunks = evidence.chunks if fixed is None or fixed.kind != "not_found" else _related(evidence.search)
-        context = await asyncio.to_thread(
-            self.context_builder.build,
-            chunks[: budget.write_k],
-            scope=identity.cache_scope,
-            question=message,
-            history=history,
-        )
-        extra = _extra(chunks[budget.write_k :], context)
+        context, extra = await self._context(evidence, message, history, identity, chunks)
         tools = None
         if fixed is None and self.settings.chat_assist_tools and isinstance(self.llm, ToolCallingLLM):
             tools = AssistTools(
@@ -211,6 +258,27 @@ class ChatService:
             tools=tools,
             started=started,
         )
+
+    async def _context(
+        self,
+        evidence: Evidence,
+        message: str,
+        history: list[Turn],
+        identity: Identity,
+        chunks: list[ScoredChunk] | None = None,
+    ) -> tuple[BuiltContext, list[ScoredChunk]]:
+        """The numbered context of the first write_k chunks (the evidence's, unless given), and the rest
+        as further citable evidence."""
+        chunks = evidence.chunks if chunks is None else chunks
+        write_k = evidence.budget.write_k
+        context = await asyncio.to_thread(
+            self.context_builder.build,
+            chunks[:write_k],
+            scope=identity.cache_scope,
+            question=message,
+            history=history,
+        )
+        return context, _extra(chunks[write_k:], context)
 
     def _checked(self, message: str) -> str:
         message = message.strip()
@@ -279,7 +347,13 @@ class ChatService:
         answerable = turn.fixed is None
         cited = cite(raw_answer, turn.numbered(), answerable=answerable, in_context=len(turn.context.chunks))
         generator = turn.fixed.kind if turn.fixed else self.llm.generator
-        diagnostics = self._diagnostics(turn, cited, generator)
+        # The final reply declines: nothing the turn read (the documents, then perhaps the web) answered.
+        declines = (
+            answerable
+            and direct.writes_freely(self.llm)
+            and model_verdict(cited.answer, cited.cited) == "declined"
+        )
+        diagnostics = self._diagnostics(turn, cited, generator, declines)
         with self.db.as_user(turn.identity) as conn:
             conversation_id, message_id = save_turn(
                 conn,
@@ -298,11 +372,15 @@ class ChatService:
         )
         return ChatReply(conversation_id, message_id, cited.answer, cited.sources, generator, diagnostics)
 
-    def _diagnostics(self, turn: PreparedTurn, cited: Cited, generator: str) -> ChatDiagnostics:
+    def _diagnostics(
+        self, turn: PreparedTurn, cited: Cited, generator: str, declines: bool
+    ) -> ChatDiagnostics:
         answerable, evidence = turn.fixed is None, turn.evidence
         confidence = evidence.confidence
         return ChatDiagnostics(
-            route=evidence.route,
+            # The model declining overrides the score's route: what it read did not hold the answer.
+            route="not_in_documents" if declines else evidence.route,
+            model_verdict="declined" if declines or turn.declined else None,
             turn="question" if turn.rewrite.method == "unchanged" else "followup",
             rewrite=RewriteDiagnostics(query=turn.rewrite.query, method=turn.rewrite.method),
             retrieval=evidence.search.diagnostics,
@@ -318,7 +396,7 @@ class ChatService:
             citations=CitationDiagnostics(valid=sorted(cited.cited), invalid_removed=cited.removed),
             clarify=turn.fixed is not None and turn.fixed.kind == "clarify",
             short_answer=chat_short_answer(turn.rewrite.query, cited, turn.numbered())
-            if answerable
+            if answerable and not declines
             else None,
             generator=generator,
             llm=self.llm.name if generator == self.llm.generator else None,
@@ -337,7 +415,8 @@ def _metadata(turn: PreparedTurn, diagnostics: ChatDiagnostics, generator: str) 
     evidence = turn.evidence
     return {
         "generator": generator,
-        "route": evidence.route,
+        "route": diagnostics.route,
+        "model_verdict": diagnostics.model_verdict,
         "turn": diagnostics.turn,
         "rewrite": diagnostics.rewrite.model_dump() if diagnostics.rewrite else None,
         "citations": diagnostics.citations.model_dump(),

@@ -112,9 +112,10 @@ class GeminiTokenCounter:
             counts.methods["estimate"] += 1
             if counts.error is None:
                 error = future.exception() if future.done() else None
+                # The SDK's own timeout may fire just before ours: both mean the count was too slow.
                 counts.error = (
                     f"count_tokens failed: {error}"
-                    if error
+                    if error and not _timed_out(error)
                     else (f"count_tokens took longer than {self._timeout_s:g} s (CONTEXT_COUNT_TIMEOUT_S)")
                 )
         for method, n in counts.methods.items():
@@ -177,3 +178,15 @@ def _make_client(settings: Settings) -> genai.Client:
     return genai.Client(
         api_key=settings.gemini_api_key.get_secret_value(), vertexai=False, http_options=options
     )
+
+
+def _timed_out(error: BaseException) -> bool:
+    """A timeout raised by the HTTP client under the SDK (httpx's, or the standard library's)."""
+    seen: BaseException | None = error
+    for _ in range(8):  # a chain is short; never loop on a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, TimeoutError) or "Timeout" in type(seen).__name__:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -201,7 +201,8 @@ class ChainVerifyOut(_Diag):
     sufficient: bool
     method: Literal["llm", "heuristic", "sections"] = Field(
         description="llm: the model judged the chain; heuristic: no model or it failed (prunes what found "
-        "nothing relevant, sends no gap); sections: every sub-question was sufficient"
+        "nothing relevant; its only gaps are multi-hop steps left unanswered, asked with another name the "
+        "earlier step found); sections: every sub-question was sufficient"
     )
     gaps: list[str] = Field(description="sub-questions sent back to the planner")
     pruned: list[dict[str, Any]] = Field(description="{index, question, reason} of sections given up")

@@ -119,6 +119,21 @@ async def search_beyond(
     return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
 
 
+async def web_after(
+    search: SearchResult, query: str, web: WebSearch, settings: Settings, *, caller: uuid.UUID
+) -> Beyond | None:
+    """The web after the documents' evidence was read and found not to answer (the model declined it,
+    backend/chat/verdict.py): route web_fallback on the same search and the web's hits, deduplicated
+    against it; None when no web provider is configured."""
+    if not web.enabled:
+        return None
+    outcome = await web_only(web.legs(query, caller=caller), WaitBudget.for_mode(settings, "chat"))
+    kept = dedup_against_local(search.candidates, outcome.web, settings)
+    return Beyond(
+        search, "web_fallback", kept.kept, WebDiagnostics.from_outcome("auto", outcome, kept.counts, 0)
+    )
+
+
 async def _from_the_web(
     outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None] | None,
     unsearched: Callable[[], SearchResult] | None,

@@ -51,7 +51,7 @@ class Turn:
 
 
 def turn(reply: ChatReply, gold_doc: str, answers: tuple[str, ...]) -> Turn:
-    kind = outcome(reply.generator)
+    kind = outcome(reply)
     return Turn(
         kind,
         cites(reply, gold_doc),
@@ -80,7 +80,7 @@ async def run_pairs(services: Services, pairs: list[Pair]) -> list[dict[str, Any
                 "pronoun": p.pronoun,
                 "turn1": p.turn1.text,
                 "turn1_names_title": p.turn1_names_title,
-                "turn1_outcome": outcome(first.generator),
+                "turn1_outcome": outcome(first),
                 "original": p.turn2.text,
                 "followup": p.followup,
                 "in_conversation": asdict(turn(followup, gold, answers)),
@@ -101,7 +101,7 @@ async def run_small_talk(services: Services) -> list[dict[str, Any]]:
             {
                 "lang": lang,
                 "message": message,
-                "outcome": outcome(reply.generator),
+                "outcome": outcome(reply),
                 "generator": reply.generator,
                 "route": reply.diagnostics.route,
                 "intent": reply.diagnostics.intent,
@@ -132,7 +132,7 @@ async def run_demo(services: Services) -> list[dict[str, Any]]:
     out = []
     for q in DEMO_QUESTIONS:
         reply = await ask(services, q.text)
-        kind = outcome(reply.generator)
+        kind = outcome(reply)
         out.append(
             {
                 "question": q.text,

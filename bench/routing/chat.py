@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from backend.auth import LOCAL_IDENTITY
-from backend.chat.service import ChatRequest, ChatService
+from backend.chat.service import ChatReply, ChatRequest, ChatService
 from backend.composition import Services
 from bench.common import log
 from bench.routing.records import ChatRecord
@@ -14,10 +14,14 @@ from bench.routing.split import Question
 ANSWER_CHARS = 300  # of each reply kept for the failure examples
 
 
-def outcome(generator: str) -> str:
-    """ChatReply.generator -> outcome: "not_found" is the not-in-the-documents reply, "clarify" the
-    question back ("none" was the not-found reply before routes)."""
-    return {"none": "not_found", "not_found": "not_found", "clarify": "clarify"}.get(generator, "answer")
+def outcome(reply: ChatReply) -> str:
+    """A reply's outcome: "not_found" is the not-in-the-documents reply - fixed, or a model that read the
+    evidence and declined (backend/chat/verdict.py) - "clarify" the question back ("none" was the
+    not-found reply before routes), else "answer"."""
+    if reply.diagnostics.model_verdict == "declined":
+        return "not_found"
+    fixed = {"none": "not_found", "not_found": "not_found", "clarify": "clarify"}
+    return fixed.get(reply.generator, "answer")
 
 
 def contains_gold(answer: str, golds: tuple[str, ...]) -> bool:
@@ -46,12 +50,10 @@ async def _chat_sample(services: Services, set_name: str, sample: list[Question]
             ChatRecord(
                 qid=q.qid,
                 answerable=q.answerable,
-                outcome=outcome(reply.generator),
-                gold_in_answer=outcome(reply.generator) == "answer"
-                and contains_gold(reply.answer, q.answers),
-                generator_answer=outcome(plain.generator),
-                generator_gold=outcome(plain.generator) == "answer"
-                and contains_gold(plain.answer, q.answers),
+                outcome=outcome(reply),
+                gold_in_answer=outcome(reply) == "answer" and contains_gold(reply.answer, q.answers),
+                generator_answer=outcome(plain),
+                generator_gold=outcome(plain) == "answer" and contains_gold(plain.answer, q.answers),
                 answer=reply.answer[:ANSWER_CHARS],
             )
         )

@@ -61,7 +61,7 @@ async def ask_both(services: Services, sample: list[Question]) -> list[dict[str,
     rows = []
 
     def gold(reply: Any, q: Question) -> bool:
-        return outcome(reply.generator) == "answer" and contains_gold(reply.answer, q.answers)
+        return outcome(reply) == "answer" and contains_gold(reply.answer, q.answers)
 
     for n, q in enumerate(sample, 1):
         request = ChatRequest(message=q.text, web=False)
@@ -76,8 +76,8 @@ async def ask_both(services: Services, sample: list[Question]) -> list[dict[str,
             {
                 "qid": q.qid,
                 "answerable": q.answerable,
-                "before": outcome(before.generator),
-                "after": outcome(after.generator),
+                "before": outcome(before),
+                "after": outcome(after),
                 "before_gold": gold(before, q),
                 "after_gold": gold(after, q),
                 "fired": chance.triggered,
