@@ -4,6 +4,7 @@ the old answer still renders, its source listed as deleted."""
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 
@@ -209,3 +210,121 @@ def test_the_migration_erases_what_deletions_before_it_left(fresh_database):
     first, second = row[0]
     assert (first["deleted"], first["snippet"], first["title"]) == (True, "", "")
     assert second == _source(kept, 2)
+
+
+NAME = "Zqxname Okonkwo"  # a name the research steps took from the deleted document
+
+
+def _run_result(document_id) -> tuple[dict, dict]:
+    """A stored run's result and plan holding NAME wherever a research step keeps evidence's words."""
+    section = {
+        "index": 1,
+        "title": "此人出生在哪里？",
+        "question": f"{NAME}出生在哪里？",
+        "loop": 0,
+        "hop": {
+            "asked": "此人出生在哪里？",
+            "after": 0,
+            "bridge": "此人",
+            "entity": NAME,
+            "method": "reflection",
+            "question": f"{NAME}出生在哪里？",
+        },
+        "searches": [{"query": f"{NAME}出生在哪里？", "round": 0, "results": 3}],
+        "sufficiency": [{"sufficient": False, "gap_queries": [f"{NAME} 出生地"]}],
+        "reflections": [
+            {
+                "round": 0,
+                "entities": [NAME],
+                "candidates": [NAME],
+                "hypotheses": [f"{NAME}生于拉各斯"],
+                "answer": NAME,
+                "anchors": ["出生"],
+                "established": ["出生"],
+            }
+        ],
+        "entity_checks": [{"entity": NAME, "round": 0, "status": "checked", "results": 1, "new": 1}],
+        "candidates": [{"name": NAME, "status": "verified", "query": f"{NAME} 出生", "evidence": [1]}],
+        "evidence_records": [],
+    }
+    first = {
+        "index": 0,
+        "title": "谁发现了它？",
+        "question": "谁发现了它？",
+        "loop": 0,
+        "searches": [{"query": "谁发现了它？", "round": 0}, {"query": f"{NAME} 发现", "round": 1}],
+    }
+    gap = {
+        "index": 2,
+        "title": f"{NAME}的出生地",
+        "question": f"{NAME}的出生地？",
+        "loop": 1,
+        "searches": [{"query": f"{NAME}的出生地？", "round": 0}],
+    }
+    chain = {
+        "loops": 1,
+        "verify": [
+            {
+                "loop": 0,
+                "sufficient": False,
+                "method": "heuristic",
+                "gaps": [f"{NAME}的出生地？"],
+                "hypotheses": [NAME],
+                "skipped_gaps": [{"gap": NAME, "reason": "pruned before"}],
+                "pruned": [{"index": 2, "question": f"{NAME}的出生地？", "reason": "nothing"}],
+            }
+        ],
+        "pruned": [{"direction": f"{NAME} 出生", "reason": "its search found none"}],
+        "hypotheses": [{"claim": NAME, "section": 1, "origin": "candidate"}],
+    }
+    result = {
+        "sources": [_source(document_id)],
+        "report": "报告[1]",
+        "diagnostics": {"sections": [first, section, gap], "chain": chain},
+    }
+    plan = {
+        "method": "heuristic",
+        "sections": [
+            {"title": "谁发现了它？", "question": "谁发现了它？", "queries": [], "loop": 0},
+            {
+                "title": f"{NAME}的出生地",
+                "question": f"{NAME}的出生地？",
+                "queries": [f"{NAME} 出生地"],
+                "loop": 1,
+            },
+        ],
+    }
+    return result, plan
+
+
+def test_deleting_a_document_erases_the_words_research_took_from_it(db):
+    """Migration 032: the entity and candidate names, candidate and gap queries, a multi-hop step's
+    carried answer and the verify's gaps of a run citing a deleted document are erased with it; a run
+    citing a document that stays keeps them; what the user asked stays."""
+    gone = insert_document(db, title="旧文档", visibility="public")
+    kept = insert_document(db, title="留下", visibility="public")
+    runs = {}
+    for doc in (gone, kept):
+        result, plan = _run_result(doc)
+        runs[doc] = db.execute(
+            "insert into research_runs (question, preset, status, finished_at, result, plan) "
+            "values ('谁发现了它？此人出生在哪里？', 'lite', 'completed', now(), %s, %s) returning id",
+            (Jsonb(result), Jsonb(plan)),
+        ).fetchone()[0]
+    db.execute("delete from documents where id = %s", (gone,))
+
+    def stored(doc):
+        return db.execute("select result, plan from research_runs where id = %s", (runs[doc],)).fetchone()
+
+    result, plan = stored(gone)
+    assert NAME not in json.dumps(result, ensure_ascii=False)
+    assert NAME not in json.dumps(plan, ensure_ascii=False)
+    first, section, gap = result["diagnostics"]["sections"]
+    assert section["question"] == section["hop"]["question"] == "此人出生在哪里？"  # as asked
+    assert section["hop"]["entity"] is None
+    assert section["reflections"][0]["anchors"] == ["出生"]  # the question's words stay
+    assert first["searches"][0]["query"] == "谁发现了它？"  # the user's own question
+    assert len(first["searches"]) == 2  # counts stay
+    assert len(section["candidates"]) == 1
+    assert plan["sections"][0]["question"] == "谁发现了它？"
+    assert _run_result(kept) == stored(kept)  # nothing of a readable document is touched
