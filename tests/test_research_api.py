@@ -192,3 +192,25 @@ def test_a_question_the_documents_cannot_answer_says_so_without_citations(app_cl
     body = research(app_client, "火星上有多少座火山？")
     assert body["sources"] == []
     assert "文档中没有找到相关信息" in body["sections"][0]["content"]
+
+
+def test_one_search_that_raises_unexpectedly_costs_that_search_not_the_run(make_services):
+    """Only domain, database and timeout errors were caught per search: any other exception (a parser
+    defect in one engine, say) failed the whole run with a 500."""
+    services = make_services(llm=ExtractiveLLM())
+    search = services.retrieval.search
+
+    def flaky(request, *, identity):
+        if "考拉" in request.query:
+            raise ValueError("a defect in one search")
+        return search(request, identity=identity)
+
+    services.retrieval.search = flaky
+    with TestClient(create_app(services=services)) as client:
+        assert client.post("/documents/batch", json={"documents": DOCS}).status_code == 200
+        body = research(client, "黑豹队的防守丢了多少分？另外，考拉每天睡多久？")
+    first, second = body["sections"]
+    assert "308" in first["content"]
+    searches = body["diagnostics"]["sections"][1]["searches"]
+    assert searches
+    assert all("unexpected error (ValueError" in s["error"] for s in searches)

@@ -174,6 +174,9 @@ async def search(
             )
         except (DomainError, psycopg.Error, TimeoutError) as exc:
             failure: Exception | None = exc
+        except Exception as exc:  # a defect in one search (an engine's parser, say) costs that search only
+            log.exception("research search raised unexpectedly for %r", query)
+            failure = exc
         else:
             failure = None
     event: dict[str, Any] = {"type": "search", "section": section.index, "round": round_no, "query": query}
@@ -207,7 +210,9 @@ def _describe(exc: Exception) -> str:
         return str(exc)
     if isinstance(exc, TimeoutError):
         return "the local search took longer than WEB_LOCAL_TIMEOUT_S"
-    return "database"
+    if isinstance(exc, psycopg.Error):
+        return "database"
+    return f"unexpected error ({type(exc).__name__}; in the server log)"
 
 
 def round_ms(started: float) -> float:
