@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 
+from backend.db.repositories.server import reload_configuration
 from backend.db.tuning import detect_machine, sized_settings, write_conf
 
 logger = logging.getLogger(__name__)
@@ -58,8 +59,7 @@ def start_embedded_server(data_dir: Path, tuning: dict[str, str] | None = None) 
 def _apply(uri: str) -> list[str]:
     """Reload the configuration; the settings that wait for a restart (shared_buffers)."""
     with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute("select pg_reload_conf()")
-        pending = [r[0] for r in conn.execute("select name from pg_settings where pending_restart")]
+        pending = reload_configuration(conn)
     if pending:
         logger.info("embedded PostgreSQL: %s applies at the next restart (`db stop`)", ", ".join(pending))
     return pending

@@ -82,10 +82,10 @@ def _language_note(question: str, pieces: Sequence[_Piece]) -> str | None:
     asked = detect_lang(question)
     if asked not in _LANGUAGES or not pieces:
         return None
-    other = [p for p in pieces if detect_lang(p.text) in _LANGUAGES and detect_lang(p.text) != asked]
+    other = sum(1 for lang in (detect_lang(p.text) for p in pieces) if lang in _LANGUAGES and lang != asked)
     if not other:
         return None
-    some = "" if len(other) == len(pieces) else "some_"
+    some = "" if other == len(pieces) else "some_"
     return load_prompt(f"quoted_{some}other_language_{asked}").render().strip()
 
 

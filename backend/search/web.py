@@ -115,8 +115,7 @@ async def search_beyond(
         outcome = await web_only(legs(), budget)
     if outcome is None:
         return Beyond(search, route, [], None)
-    kept = dedup_against_local(search.candidates, outcome.web, settings)
-    return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
+    return _with_hits(search, route, outcome, choice, settings)
 
 
 async def web_after(
@@ -128,10 +127,19 @@ async def web_after(
     if not web.enabled:
         return None
     outcome = await web_only(web.legs(query, caller=caller), WaitBudget.for_mode(settings, "chat"))
+    return _with_hits(search, "web_fallback", outcome, "auto", settings)
+
+
+def _with_hits(
+    search: SearchResult,
+    route: Route,
+    outcome: SoftWaitOutcome[SearchResult] | SoftWaitOutcome[None],
+    choice: WebChoice,
+    settings: Settings,
+) -> Beyond:
+    """The search and the web's hits, deduplicated against its candidates (the local one wins)."""
     kept = dedup_against_local(search.candidates, outcome.web, settings)
-    return Beyond(
-        search, "web_fallback", kept.kept, WebDiagnostics.from_outcome("auto", outcome, kept.counts, 0)
-    )
+    return Beyond(search, route, kept.kept, WebDiagnostics.from_outcome(choice, outcome, kept.counts, 0))
 
 
 async def _from_the_web(
