@@ -83,12 +83,17 @@ HEADERS = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])] or sorted(
-        RESULTS_DIR.glob("latency-*.json")
-    )
-    reports = sorted(
-        (json.loads(p.read_text(encoding="utf-8")) for p in paths), key=lambda r: (r["size"], r["dims"])
-    )
+    named = [Path(p) for p in (argv if argv is not None else sys.argv[1:])]
+    loaded = {
+        p: json.loads(p.read_text(encoding="utf-8"))
+        for p in named or sorted(RESULTS_DIR.glob("latency-*.json"))
+    }
+    # A sweep-only file (latency-<size>-sweep.json) is not a run report: skipped when globbed,
+    # refused when named.
+    wrong = [p for p, r in loaded.items() if "size" not in r]
+    if named and wrong:
+        sys.exit(f"not a bench.latency run report (no 'size'): {', '.join(map(str, wrong))}")
+    reports = sorted((r for r in loaded.values() if "size" in r), key=lambda r: (r["size"], r["dims"]))
     print(markdown_table(HEADERS, [row(r) for r in reports], "l" + "r" * (len(HEADERS) - 1)))
 
 
