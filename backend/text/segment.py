@@ -16,6 +16,7 @@ import jieba.posseg
 import snowballstemmer
 
 from backend.text.normalize import clean_query, normalize
+from backend.text.script import script_forms
 
 jieba.setLogLevel(logging.WARNING)
 _init_lock = threading.Lock()
@@ -38,11 +39,12 @@ def _ensure_jieba() -> None:
 
 @lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
-    """The shipped Chinese + English stopword list (backend/text/stopwords.txt)."""
+    """The shipped Chinese + English stopword list (backend/text/stopwords.txt), each Chinese word in
+    simplified and traditional script (backend/text/script.py): a word listed in one script alone
+    stayed a query term in the other (每个 dropped, 每個 kept)."""
     text = resources.files("backend.text").joinpath("stopwords.txt").read_text(encoding="utf-8")
-    return frozenset(
-        line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#")
-    )
+    listed = (line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return frozenset(form for word in listed for form in script_forms(word))
 
 
 def words(text: str) -> list[str]:
