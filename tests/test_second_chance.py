@@ -83,12 +83,13 @@ def test_without_the_second_chance_the_same_question_is_refused(demo_chat):
 
 
 def test_a_retry_that_only_scores_better_does_not_replace_the_first_search(demo_chat):
-    """每个 文档 结果 scores above the question but below T_high: a reformulation that drops words lifts
-    passages on the topic that do not answer, so only a strong score earns the switch."""
-    body = chat(demo_chat(), "每个文档最多几条结果？")
+    """The demo corpus has no cache: 缓存 过期 lifts the passage on stale sources (过期来源) above the
+    question but below T_high. A reformulation that drops words lifts passages on the topic that do not
+    answer, so only a strong score earns the switch."""
+    body = chat(demo_chat(), "缓存多久过期？")
     chance = body["diagnostics"]["evidence"]["second_chance"]
     original, keywords = chance["attempts"]
-    assert keywords["query"] == "每个 文档 结果"
+    assert keywords["query"] == "缓存 过期"
     assert keywords["best_overall_score"] > original["best_overall_score"]
     assert keywords["confidence_level"] != "high"
     assert chance["chosen"] == "original"
