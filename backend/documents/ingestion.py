@@ -272,6 +272,8 @@ class IngestionService:
                     conn, docs, vectors, owner, summary, collection_id, existing, replace=owner != owner_id
                 )
         self._forget_replaced(changed, existing, scope)
+        if collection_id is not None and identity is not None:
+            self._erase_moved(changed, existing, collection_id, identity)
 
     @contextmanager
     def _transaction(self, identity: Identity | None, bulk: BulkLoad | None) -> Iterator[psycopg.Connection]:
@@ -351,6 +353,20 @@ class IngestionService:
         kept = {c.embed_hash for d in changed for c in d.chunks}
         replaced = {h for d in changed if (old := existing.get(d.external_id)) for h in old.embed_hashes}
         forget_embeddings(self.db.pool, scope=scope, hashes=replaced - kept)
+
+    def _erase_moved(
+        self,
+        changed: list[PreparedDocument],
+        existing: dict[str, documents_repo.ExistingDocument],
+        collection_id: uuid.UUID,
+        identity: Identity,
+    ) -> None:
+        """Documents re-ingested into another collection leave their former readers' answers, as with
+        PATCH (one node: the move's trigger; a Citus cluster: after the write, on the readers' shards)."""
+        olds = [existing.get(d.external_id) for d in changed]
+        if moved := [o.id for o in olds if o is not None and o.collection_id not in (None, collection_id)]:
+            with self.db.as_user(identity) as conn:
+                documents_repo.erase_copies_elsewhere(conn, ids=moved)
 
     def _embeddings(
         self,
