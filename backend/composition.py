@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
@@ -15,6 +16,7 @@ from backend.config import Settings
 from backend.db import migrations
 from backend.db.connection import create_pool, resolve_database_url
 from backend.db.database import Database
+from backend.db.repositories import erasure
 from backend.documents.ingestion import IngestionService
 from backend.embeddings import Embedder, create_embedder
 from backend.errors import ConfigurationError
@@ -33,6 +35,8 @@ from backend.search.service import RetrievalService
 from backend.telemetry import Metrics
 from backend.web import PostgresWebCache, WebSearch, create_web_search
 from backend.where.vocabulary import build_where_builder
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,6 +57,15 @@ class Services:
     research: ResearchService
     metrics: Metrics
     rerankers: dict[str, Reranker]
+
+    def finish_interrupted_erasures(self) -> int:
+        """On a Citus cluster, the erasures a crash left queued (sql/citus/erasure_outbox.sql), finished
+        at start-up; the number of documents (0 on one node, where nothing is ever queued)."""
+        with self.db.owner() as conn:
+            count = erasure.drain_erasures(conn)
+        if count:
+            logger.warning("finished the erasure of %d documents that a crash had interrupted", count)
+        return count
 
     def start_workers(self) -> WorkerThreads | None:
         """INGEST_WORKERS background ingestion workers in this process (None for 0); the caller stops them."""

@@ -224,6 +224,25 @@ def test_documents_move_into_and_out_of_a_collection(team):
     assert team.d.patch(f"/documents/{team.plan}", json={"collection_id": None}).status_code == 404
 
 
+def test_re_ingesting_a_document_into_another_collection_erases_it_from_its_former_readers_answers(team):
+    """A re-ingestion that names another collection moves the document as PATCH does: B, who read it in
+    the first collection and is no member of the second, keeps no copy of its text in a stored answer
+    (on a Citus cluster B's answer lives on another shard than A's document)."""
+    answer = post(team.b, "/chat", {"message": QUESTION, "collections": [team.collection]})
+    conversation = answer["conversation_id"]
+
+    def cited_by_b() -> list[dict]:
+        messages = team.b.get(f"/conversations/{conversation}/messages").json()
+        return [s for m in messages for s in m["sources"] if s.get("document_id") == team.plan]
+
+    assert cited_by_b()[0]["snippet"]
+    other = post(team.a, "/collections", {"name": "后勤组"}, status=201)["id"]
+    moved = post(team.a, "/documents", {**PLAN, "collection_id": other})["documents"][0]
+    assert (moved["document_id"], moved["status"]) == (team.plan, "updated")
+    assert team.b.get(f"/documents/{team.plan}").status_code == 404
+    assert all(s["deleted"] and s["snippet"] == "" for s in cited_by_b())
+
+
 def test_the_scope_is_stored_with_the_conversation(team):
     first = post(team.b, "/chat", {"message": QUESTION, "collections": [team.collection]})
     listed = {c["id"]: c for c in team.b.get("/conversations").json()}

@@ -76,6 +76,8 @@ def create_app(services: Services | None = None, settings: Settings | None = Non
         await asyncio.to_thread(app.state.services.authenticator.prepare)
         if resolved.embedding_warm_up:  # the first search must not pay for loading the local model
             await asyncio.to_thread(warm_up, app.state.services.embedder, app.state.services.metrics)
+        # On a Citus cluster: the erasures of other users' copies a crash interrupted (none on one node).
+        await asyncio.to_thread(app.state.services.finish_interrupted_erasures)
         workers = app.state.services.start_workers()  # background ingestion (INGEST_WORKERS)
         try:
             async with app.state.mcp.run():  # the MCP server's session manager (/mcp)

@@ -17,6 +17,7 @@ from backend.auth.identity import Identity
 from backend.db.database import Database
 from backend.db.repositories import collections as repo
 from backend.db.repositories import documents as documents_repo
+from backend.db.repositories import erasure
 from backend.errors import Forbidden, InvalidInput, NotFound
 
 Role = Literal["viewer", "editor", "admin"]
@@ -137,8 +138,10 @@ def move_document(
             raise Forbidden(f"document {document_id} is public: collections hold users' private documents")
         if not repo.set_document_collection(conn, document_id=document_id, collection_id=collection_id):
             raise Forbidden(f"you may read document {document_id} but not change it")
+        if current is not None and current != collection_id:
+            erasure.queue_erasure(conn, ids=[document_id])
     if current is not None and current != collection_id:
         # Its former members' stored answers lose it: done by a trigger on one node; on a Citus
-        # cluster, after this transaction, on their shards (documents_repo.erase_copies_elsewhere).
+        # cluster, after this transaction, on their shards (queued above in case that never runs).
         with db.as_user(identity) as conn:
-            documents_repo.erase_copies_elsewhere(conn, ids=[document_id])
+            erasure.erase_copies_elsewhere(conn, ids=[document_id])

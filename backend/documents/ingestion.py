@@ -30,7 +30,7 @@ from backend.auth.identity import Identity, cache_scope
 from backend.collections.service import require_role
 from backend.config import Settings
 from backend.db.database import Database
-from backend.db.repositories import document_rewrite
+from backend.db.repositories import document_rewrite, erasure
 from backend.db.repositories import documents as documents_repo
 from backend.documents.bulk_load import BulkLoad
 from backend.documents.embedding_store import embed_with_cache, forget_embeddings
@@ -258,6 +258,7 @@ class IngestionService:
         # may read them all, and no one else looks there.
         scope = collection_id or cache_scope(owner_id)
         vectors = self._embeddings([c for d in changed for c in d.chunks], summary, scope, counter)
+        moved = _moved_out(changed, existing, collection_id)
         if bulk is not None:
             bulk.start()
         with self._transaction(identity, bulk) as conn:
@@ -271,7 +272,11 @@ class IngestionService:
                 self._write(
                     conn, docs, vectors, owner, summary, collection_id, existing, replace=owner != owner_id
                 )
+            erasure.queue_erasure(conn, ids=moved)
         self._forget_replaced(changed, existing, scope)
+        if moved and identity is not None:  # as PATCH does: their former readers' answers lose them
+            with self.db.as_user(identity) as conn:
+                erasure.erase_copies_elsewhere(conn, ids=moved)
 
     @contextmanager
     def _transaction(self, identity: Identity | None, bulk: BulkLoad | None) -> Iterator[psycopg.Connection]:
@@ -380,3 +385,13 @@ class IngestionService:
     @staticmethod
     def _failed(doc: PreparedDocument, reason: str) -> DocumentOutcome:
         return DocumentOutcome(doc.external_id, doc.title, doc.source, "failed", error=reason)
+
+
+def _moved_out(
+    changed: list[PreparedDocument],
+    existing: dict[str, documents_repo.ExistingDocument],
+    collection_id: uuid.UUID | None,
+) -> list[uuid.UUID]:
+    """The documents a re-ingestion naming collection_id moves out of another collection."""
+    olds = [existing.get(d.external_id) for d in changed]
+    return [o.id for o in olds if collection_id and o and o.collection_id not in (None, collection_id)]

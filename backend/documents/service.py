@@ -14,6 +14,7 @@ from backend.auth.identity import Identity
 from backend.collections import service as collections
 from backend.db.database import Database
 from backend.db.repositories import documents as repo
+from backend.db.repositories import erasure
 from backend.errors import Forbidden, InvalidInput, NotFound
 from backend.ingest.provenance import TextWindow, text_window
 
@@ -58,10 +59,12 @@ def delete_document(db: Database, *, identity: Identity, document_id: uuid.UUID)
         deleted = repo.delete_document(
             conn, document_id=document_id, owner=identity.user_id, all_rows=identity.is_service
         )
+        if deleted is not None:
+            erasure.queue_erasure(conn, ids=deleted.shared)
     if deleted is not None:
         if deleted.shared:
             with db.as_user(identity) as conn:
-                repo.erase_copies_elsewhere(conn, ids=deleted.shared)
+                erasure.erase_copies_elsewhere(conn, ids=deleted.shared)
         return
     with db.as_user(identity, read_only=True) as conn:
         readable = repo.get_document(

@@ -17,7 +17,7 @@ from itertools import islice
 
 from backend.auth.identity import Identity
 from backend.db.database import Database
-from backend.db.repositories import document_sync
+from backend.db.repositories import document_sync, erasure
 from backend.db.repositories import documents as documents_repo
 from backend.documents.ingestion import IngestionService
 from backend.documents.outcomes import ProgressCallback
@@ -155,6 +155,7 @@ def _remove(
         owner_id = identity.user_id if identity is not None else None
         with db.owner() if identity is None else db.as_user(identity) as conn:
             deleted = document_sync.delete_documents(conn, owner_id=owner_id, ids=list(vanished.values()))
+            erasure.queue_erasure(conn, ids=deleted.shared)
         if deleted.shared:
             with db.owner() if identity is None else db.as_user(identity) as conn:
-                documents_repo.erase_copies_elsewhere(conn, ids=deleted.shared)
+                erasure.erase_copies_elsewhere(conn, ids=deleted.shared)

@@ -15,6 +15,8 @@
 -- collection document and after a document leaves a collection, only where this function exists, i.e.
 -- on a distributed database, in a transaction of its own (Citus refuses a definer's access, in one
 -- transaction, to shards the user's statement just modified).
+-- The documents leave erasure_outbox (sql/citus/erasure_outbox.sql), where the change's transaction
+-- queued them.
 -- Usage:   select public.erase_copies_elsewhere(array['…']::uuid[]);
 set search_path = public, extensions;
 
@@ -30,6 +32,8 @@ set search_path = public, pg_temp
 as $$
 begin
     perform public.erase_unreadable_copies(array(select d::text from unnest(documents) as d), null);
+    -- done: the change's transaction queued them in case it never came to this (erasure_outbox.sql)
+    delete from public.erasure_outbox o where o.document_id = any(documents);
 end;
 $$;
 revoke execute on function public.erase_copies_elsewhere(uuid[]) from public, anon;

@@ -7,6 +7,10 @@ cluster such a source is stored as cited (docs/scaling.md, "Erasure on the clust
 
 from __future__ import annotations
 
+from fastapi.testclient import TestClient
+
+from backend.api.app import create_app
+from backend.db.repositories import erasure
 from tests.test_erasure import (  # noqa: F401  (collected here: each test runs on a Citus coordinator)
     client,
     test_deleting_a_document_leaves_no_copy_of_its_text_and_old_answers_say_it_was_deleted,
@@ -48,3 +52,21 @@ def test_deleting_a_shared_corpus_document_erases_it_from_every_users_stored_ans
     gone = [s for s in stored["sources"] if s["document_id"] == doc]
     assert gone
     assert all(s["deleted"] and s["snippet"] == "" for s in gone)
+
+
+def test_an_erasure_a_crash_interrupted_is_finished_when_the_api_starts_again(users, db, monkeypatch):
+    """The delete of a shared document commits, then the process dies before the second transaction
+    that erases the copies other users hold (on their shards): the delete queued them in its own
+    transaction (sql/citus/erasure_outbox.sql), and the next start of the API finishes the erasure."""
+    doc = post(users.service, "/documents", SHARED)["documents"][0]["document_id"]
+    chat = post(users.a, "/chat", {"message": QUESTION})
+    assert chat["sources"][0]["document_id"] == doc
+    monkeypatch.setattr(erasure, "erase_copies_elsewhere", lambda conn, *, ids: None)  # the crash
+
+    assert users.service.delete(f"/documents/{doc}").status_code == 204
+
+    assert "public.messages" in user_tables_holding(db, MARK)  # A's answer still holds the passage
+    monkeypatch.undo()
+    with TestClient(create_app(services=users.service.app.state.services)):  # the API starts again
+        pass
+    assert user_tables_holding(db, MARK) == {}

@@ -327,22 +327,6 @@ def delete_document(
     return None if not rows else Deleted(shared=[r[0] for r in rows if r[1]])
 
 
-def erase_copies_elsewhere(conn: psycopg.Connection, *, ids: Sequence[uuid.UUID]) -> None:
-    """After deleting documents other users cite (public, or in a team collection), or moving one out of
-    a collection: on a Citus cluster, erase them from the stored answers of every user who may no longer
-    read them, on their shards (sql/citus/erase_copies_elsewhere.sql). Elsewhere the delete's or the
-    move's own trigger (migrations 018, 024) already did, and the function does not exist. Its own
-    transaction, after the change's: Citus refuses, in one transaction, a definer's access to shards the
-    user's statement just modified."""
-    if not ids:
-        return
-    row = conn.execute(
-        "select to_regprocedure('public.erase_copies_elsewhere(uuid[])') is not null"
-    ).fetchone()
-    if row and row[0]:
-        conn.execute("select public.erase_copies_elsewhere(%s)", (list(ids),))
-
-
 # --- bulk loads: index maintenance deferred to the end of the transaction --------------------------
 
 
