@@ -61,8 +61,9 @@ def test_a_users_full_text_match_reads_the_users_rows_not_every_match_of_the_cor
                 "select count(*) from hybrid_search_visible_matches(%s)", (match[0],)
             ).fetchone()
             after = conn.execute("select pg_stat_get_xact_blocks_fetched('chunks'::regclass)").fetchone()
-            corpus = conn.execute("select count(*) from hybrid_search_visible_matches(%s)", (match[0],))
-    assert found is not None and before is not None and after is not None and corpus is not None
+    assert found is not None
+    assert before is not None
+    assert after is not None
     total = sum(1 for i in range(CHUNKS) if reader_of(i) != "other")
     assert 0 < found[0] <= total
     # 300 of 6,000 chunks readable: their heap pages, not the table's (every chunk matches one word).
@@ -81,8 +82,8 @@ def test_hybrid_search_ranks_a_scope_exactly_that_match_documents_walks(narrow):
             (query, Jsonb({})),
         ).fetchall()
         ranked = conn.execute(
-            "select h.scope_count, c.position from hybrid_search(null, %s, 30, exact_scan_threshold => 100) h "
-            "join chunks c on c.id = h.id order by h.rrf_score desc, h.id",
+            "select h.scope_count, c.position from hybrid_search(null, %s, 30, exact_scan_threshold => 100) "
+            "h join chunks c on c.id = h.id order by h.rrf_score desc, h.id",
             (query,),
         ).fetchall()
     assert walked == [(None,)]
