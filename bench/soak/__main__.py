@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import signal
+import sys
 import tempfile
 import threading
 import time
@@ -208,7 +210,13 @@ def main(argv: list[str] | None = None) -> None:
         "LLM_PROVIDER": "extractive",
         "DB_POOL_MAX_SIZE": str(pool_max),
         "LOG_LEVEL": "WARNING",  # no access log: a line per request would be measured as server time
+        # One caller sends the whole closed loop: the per-caller limits (30 chats a minute) would turn
+        # the soak into a stream of 429s. 0: unlimited.
+        **{f"RATE_LIMIT_{kind}_PER_MINUTE": "0" for kind in ("SEARCH", "CHAT", "RESEARCH", "INGEST")},
     }
+    # Stopped with SIGTERM (a background job ignores SIGINT), the soak still deletes what it ingested
+    # into a reused database and stops its server: the exit runs the context managers' cleanup.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with soak_database(args) as url, tempfile.TemporaryDirectory() as workdir:
         corpus, questions = load_corpus(url, args, settings)
         SOAK_INGESTED[url] = corpus.pop("external_ids")
