@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 from backend.auth import user_identity
 from backend.db import migrations
 from backend.db.connection import connect
+from backend.db.identity import apply_identity
 from tests.factories import acting_as, copy_random_chunks, insert_document
 
 USER = user_identity(uuid.UUID(int=3301))
@@ -91,3 +92,27 @@ def test_hybrid_search_ranks_a_scope_exactly_that_match_documents_walks(narrow):
     scope = np.arange(PUBLIC + OWN)
     nearest = scope[np.argsort(-(vectors[scope] @ query), kind="stable")][:30]
     assert [p for _, p in ranked] == [int(i) for i in nearest]
+
+
+@pytest.mark.parametrize(
+    ("who", "request_filter"),
+    [(USER, {}), (OTHER, {}), (None, {"created_at": {"$gte": "2000-01-01"}})],
+    ids=["300 ids: read by key", "5,800 ids: match first", "owner, 6,000 ids: match first"],
+)
+def test_the_exact_full_text_leg_ranks_what_the_walk_ranks(narrow, who, request_filter):
+    """The exact plan's full-text leg tests `fts @@` on each id of a scope of up to 1,000 and reads the
+    match first above that (migration 033): either way the rows and scores of the plan without ids."""
+    url, _ = narrow
+    statement = (
+        "select id, full_text_rank, full_text_score, scope_count from hybrid_search('袋鼠 编号7 编号4000', "
+        "null, 50, semantic_weight => 0, filter => %s, exact_scan_threshold => %s) order by full_text_rank"
+    )
+    with connect(url, autocommit=True) as conn:
+        with conn.transaction(force_rollback=True):
+            if who is not None:
+                apply_identity(conn, who)
+            exact = conn.execute(statement, (Jsonb(request_filter), 100_000)).fetchall()
+            walked = conn.execute(statement, (Jsonb(request_filter), 0)).fetchall()
+    assert exact
+    assert {row[3] for row in exact} == {300 if who is USER else 5800 if who is OTHER else CHUNKS}
+    assert [row[:3] for row in exact] == [row[:3] for row in walked]
