@@ -153,6 +153,16 @@ def soak_database(args: argparse.Namespace) -> Iterator[str]:
         log(f"deleted the {len(ids)} documents the soak created")
 
 
+def reused_corpus(url: str, args: argparse.Namespace) -> dict[str, Any] | None:
+    """What a reused database held before the soak (its name and chunk count); None for a scratch one."""
+    if args.database_url is None and args.reuse_latency_db is None:
+        return None
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("select current_database(), count(*) from chunks").fetchone()
+    assert row is not None
+    return {"database": row[0], "chunks": int(row[1])}
+
+
 # The external ids each reused database received (load_corpus's), deleted when the soak ends.
 SOAK_INGESTED: dict[str, list[str]] = {}
 
@@ -218,8 +228,11 @@ def main(argv: list[str] | None = None) -> None:
     # into a reused database and stops its server: the exit runs the context managers' cleanup.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with soak_database(args) as url, tempfile.TemporaryDirectory() as workdir:
+        before = reused_corpus(url, args)
         corpus, questions = load_corpus(url, args, settings)
         SOAK_INGESTED[url] = corpus.pop("external_ids")
+        if before is not None:
+            corpus["reused"] = before
         log(f"corpus: {corpus}; {len(questions)} questions. starting the server ...")
         env["DATABASE_URL"] = with_application_name(url, APPLICATION_NAME)
         # In workdir, so that no .env applies.
