@@ -18,8 +18,10 @@
 -- own role, service_role on Supabase) the GIN match is read directly.
 -- exact: the admitted scope is small (search_scope_scan() found at most exact_scan_threshold ids, $16,
 -- and the distance of every one, $25 / $26): the vector leg takes the
--- nearest of them, the full-text leg checks `fts @@` on the ids. Filter and policies are already in
--- $16 (and RLS applies again to the rows read through the primary key).
+-- nearest of them, the full-text leg keeps the rows of its match (GIN; under RLS
+-- hybrid_search_visible_matches()) that are among the ids, or tests `fts @@` on each id when there
+-- are at most 1,000 of them. Filter and policies are already in $16
+-- (and RLS applies again to the rows read through the primary key).
 -- Resolves pgvector's types whether it lives in `extensions` (Supabase) or `public`.
 set search_path = public, extensions;
 
@@ -84,12 +86,23 @@ as $fn$
         order by fu.rrf_score desc, fu.id
     $q$,
     dims,
-    -- the full-text leg's scope
-    case when exact then '
-              and c.id = any($16)'
+    -- the full-text leg's scope. An exact scope of more than 1,000 ids: the match first, then the
+    -- ids (migration 033). The match is bounded by match_df_budget, such a scope is not (up to tens of
+    -- thousands of ids at 1M chunks), and reading each id by primary key to test `fts @@` cost 8-10 us
+    -- per admitted chunk. Up to 1,000 ids they are still read by key: the match costs about the
+    -- same whatever the scope (its rows, under RLS the corpus-wide postings of the caller's terms),
+    -- and at 1M it was 2-3x slower than the key reads for 104 and 946 ids, 0.6-0.8x for 1,010-10,000.
+    -- cardinality($16) is a constant of the planned call: the other form folds away.
+    case when exact and row_security then '
+              and c.id = any($16)
+              and (cardinality($16::bigint[]) <= 1000
+                   or c.id = any(array(select m from public.hybrid_search_visible_matches(
+                          $2, $17, $18, $19, $20, $21, $22, $23, $24, $27) m)))'
          when row_security then '
               and c.id = any(array(select m from public.hybrid_search_visible_matches(
                   $2, $17, $18, $19, $20, $21, $22, $23, $24, $27) m))'
+         when exact then '
+              and c.id = any($16)'
          else '
               and ($27::uuid[] is null or c.collection_id = any($27))
               and ($20 = ''{}''::jsonb or c.metadata @> $20)
@@ -126,10 +139,15 @@ as $fn$
             order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
             limit $3', dims)
     end,
-    -- the full-text leg's rows. Without a scope of ids, the filter is checked on the GIN match only
-    -- (OFFSET 0 keeps the planner from pushing it down): the match is bounded by match_df_budget,
-    -- but a filter admitting half the table made the planner AND the match with a bitmap of the
-    -- metadata or date index over every admitted row (166 ms of a 177 ms leg at 1M, {"sel": ["0.5"]}).
-    case when exact or row_security then 'public.chunks c'
+    -- the full-text leg's rows. Without RLS the filter (or the exact scope's ids) is checked on the
+    -- GIN match only (OFFSET 0 keeps the planner from pushing it down): the match is bounded by
+    -- match_df_budget, but a filter admitting half the table made the planner AND the match with a
+    -- bitmap of the metadata or date index over every admitted row (166 ms of a 177 ms leg at 1M,
+    -- {"sel": ["0.5"]}), and an exact scope's ids were each read by primary key.
+    case when row_security then 'public.chunks c'
+         when exact then '((select * from public.chunks c0 where $7 and cardinality($16::bigint[]) <= 1000)
+                   union all
+                   (select * from public.chunks c0
+                    where $7 and cardinality($16::bigint[]) > 1000 and c0.fts @@ $2 offset 0)) c'
          else '(select * from public.chunks c0 where $7 and c0.fts @@ $2 offset 0) c' end);
 $fn$;

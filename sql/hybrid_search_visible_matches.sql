@@ -66,12 +66,22 @@ begin
     end if;
     return query
         select c.id
-        -- The GIN match first, then the filter and the policy on its rows (OFFSET 0 keeps the planner
-        -- from ANDing the match with a bitmap of every row a wide filter or the public corpus admits).
-        from (select * from public.chunks c0 where c0.fts @@ match_query offset 0) c
-        where (all_rows or c.visibility = 'public' or c.owner_id = user_id or c.collection_id = any(member_of))
-          and (collections is null or c.collection_id = any(collections))
-          and (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
+        -- The GIN match and the caller's scope (the policy's rule and the narrowing) first, then the
+        -- filter on its rows. The match is sized by the caller's term statistics (match_df_budget
+        -- counts the scopes the caller reads), but the GIN index holds every tenant's postings: a
+        -- tenant's match of ~1,000 rows read ~100,000 at 1M chunks, each row's policy checked on the
+        -- heap (82-260 ms). Planned for this call, the planner ANDs the match with a bitmap of the
+        -- scope (chunks_visibility_owner_id_idx, chunks_owner_id_idx, chunks_collection_id_idx) when
+        -- the scope is narrow (5-12x faster for a 1 % tenant: docs/benchmarks.md, migration 033), and
+        -- reads the match alone for service_role (the rule folds to true). OFFSET 0 keeps the filter
+        -- out: a filter admitting half the table made the planner AND a bitmap of every row it admits.
+        from (select * from public.chunks c0
+              where c0.fts @@ match_query
+                and (all_rows or c0.visibility = 'public' or c0.owner_id = user_id
+                     or c0.collection_id = any(member_of))
+                and (collections is null or c0.collection_id = any(collections))
+              offset 0) c
+        where (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
           and (created_from is null or c.document_created_at >= created_from)
           and (created_until is null or c.document_created_at <= created_until)
           and (updated_from is null or c.document_updated_at >= updated_from)

@@ -20,11 +20,13 @@
 -- plan's vector leg from these arrays instead of reading every admitted row again.
 --
 -- The threshold (migration 029): max_rows as given for a corpus of up to 100k chunks; with a query
--- vector, max_rows x sqrt(chunks / 100k) above that (pg_class.reltuples), and twice that for a scope
--- ranked in one pass of chunks_exact_384_idx (below). Call it `the limit` here.
+-- vector, max_rows x sqrt(chunks / 100k) above that (pg_class.reltuples), and for a scope ranked in
+-- one pass of chunks_exact_384_idx (below) twice that times sqrt(k / 30) when k > 30 (migration 033).
+-- Call it `the limit` here.
 -- Bounded cost, in two steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
---      statistics, a fraction of a millisecond): above 4 x the limit the answer is null at once;
+--      statistics, a fraction of a millisecond): above 4 x the limit (1.5 x for a scope ranked in one
+--      pass, estimated from the policies' columns alone; migration 033) the answer is null at once;
 --   2. otherwise the admitted ids, at most the limit + 1 of them (LIMIT; no embedding read), through
 --      the indexes that serve the scope: the statement is planned for this call's values, so the planner
 --      combines chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
@@ -104,8 +106,16 @@ declare
     -- ~ N / n of them, so the two meet near n ~ sqrt(N). search_scope() (no vector) keeps max_rows.
     rows_limit integer;
     -- A scope without a filter is ranked in one pass of chunks_exact_384_idx (search_scope_vectors),
-    -- measured at 2-4.5x cheaper per admitted chunk than the heap path: it admits twice as many.
+    -- measured at 2-4.5x cheaper per admitted chunk than the heap path: it admits twice as many, and
+    -- more when the caller asks for more than 30 neighbours (migration 033): the filtered walk passes
+    -- ~k x N / n tuples before k of them are in scope, so the crossover grows as sqrt(k x N) —
+    -- hybrid_search's vector leg (k = 4 x match_count, 120) crosses at twice match_documents' scope
+    -- (k 30) and is limited at 2x (at 1M: 37,947 admitted chunks against 18,974).
     one_pass boolean;
+    -- The estimate's margin (step 1): a scope estimated above margin x the limit is not counted. The
+    -- one-pass scope is the policies' columns alone (owner, visibility, collections), which the
+    -- statistics estimate within a few per cent; a filter's estimate can be off by far more.
+    margin double precision := 4.0;
     -- The path is evaluated only on rows the caller may read (CASE fixes the order): it comes from
     -- the caller, and on another tenant's row an error or its cost could tell something about it.
     scope constant text := $q$
@@ -144,7 +154,8 @@ begin
        and not exists (select 1 from public.chunks c where c.embedding_dims < 384)
        and not exists (select 1 from public.chunks c where c.embedding_dims > 384);
     if one_pass then
-        rows_limit := least(2 * rows_limit, 1000000);
+        rows_limit := least(ceil(2 * rows_limit * sqrt(greatest(coalesce(k, 0), 30) / 30.0)), 1000000);
+        margin := 1.5;
     end if;
     if not (all_rows or user_rows) then
         ids := '{}';
@@ -157,7 +168,7 @@ begin
     using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
           coalesce(filter_dates, false), member_of, collections, null::integer, narrowed;
-    if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > 4.0 * rows_limit then
+    if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > margin * rows_limit then
         return;
     end if;
     -- Without a filter the scope is the policies' columns alone, which chunks_exact_384_idx

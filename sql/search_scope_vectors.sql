@@ -72,13 +72,12 @@ begin
            and c.collection_id = any(coalesce(narrowed, member_of)))
         limit max_rows + 1
     )
-    select array(select s.id from s),
-           array(select n.id from (select s.id, s.distance from s where s.distance is not null
-                                   order by s.distance, s.id limit greatest(coalesce(k, 0), 0)) n
-                 order by n.distance, n.id),
-           array(select n.distance from (select s.id, s.distance from s where s.distance is not null
-                                         order by s.distance, s.id limit greatest(coalesce(k, 0), 0)) n
-                 order by n.distance, n.id)
+    -- the k nearest selected once (a bounded heap sort of the scope), both arrays from that one pass
+    select array(select s.id from s), coalesce(n.ids, '{}'), coalesce(n.distances, '{}')
+    from (select array_agg(t.id order by t.distance, t.id) as ids,
+                 array_agg(t.distance order by t.distance, t.id) as distances
+          from (select s.id, s.distance from s where s.distance is not null
+                order by s.distance, s.id limit greatest(coalesce(k, 0), 0)) t) n
     into ids, nearest, distances;
     if cardinality(ids) > max_rows then
         ids := null;

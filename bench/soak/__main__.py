@@ -11,6 +11,11 @@ of bench/soak/load.py for --minutes. Every --sample-seconds: the server's RSS (p
 /proc), its PostgreSQL backends (pg_stat_activity, by application_name), requests, errors and
 latency per endpoint. The report gives the RSS curve and its least-squares slope after the warm-up.
 Markdown to stdout and bench/results/soak.md, JSON to bench/results/soak.json.
+
+Against a large corpus: `--reuse-latency-db 1000000` runs it on the latency benchmark's kept
+database (bench_latency_1000000_384 on .data/bench-postgres, loaded by `bench.latency --keep-db`),
+`--database-url URL` on any migrated database. The soak's documents are ingested into it as usual
+and deleted when the run ends (the kept corpus is left as it was).
 """
 
 from __future__ import annotations
@@ -18,9 +23,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import signal
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -35,10 +44,11 @@ from backend.ingest.documents import LoadedDocument, LoadFailure
 from backend.ingest.loaders import load_path
 from bench.common import DATASETS_DIR, RESULTS_DIR, bench_settings, log
 from bench.common.beir import load_dataset
-from bench.common.db import scratch_database, services
+from bench.common.db import bench_server, scratch_database, services, with_database
 from bench.common.report import run_record, write_json
 from bench.common.server import serve
 from bench.common.vectors import BenchCache, CachedEmbedder, ingest_cached
+from bench.latency.load import database_name as latency_database_name
 from bench.soak.load import Recorder, Worker, postgres_backends, process_status, take_sample
 from bench.soak.report import render, summarize
 
@@ -67,6 +77,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=0, help="the API server's port (default: a free one)")
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--database-url", help="a migrated database to soak instead of a scratch one")
+    target.add_argument(
+        "--reuse-latency-db",
+        type=int,
+        metavar="SIZE",
+        help="the latency benchmark's kept database of SIZE chunks (384-d) on the benchmark server",
+    )
     args = parser.parse_args(argv)
     if args.warmup_minutes >= args.minutes:
         parser.error("--warmup-minutes must be shorter than --minutes")
@@ -81,10 +99,12 @@ def with_application_name(url: str, name: str) -> str:
 
 
 def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple[dict[str, Any], list[str]]:
-    """The demo corpus and the first --docs documents of each dataset; returns stats and the questions."""
+    """The demo corpus and the first --docs documents of each dataset; returns stats (with the
+    external ids it created) and the questions."""
     model = LocalEmbedder(settings)
     embedder = CachedEmbedder(model, BenchCache(model.model_id, "demo-corpus"))
-    questions, stats = list(DEMO_QUESTIONS), {"documents": 0, "chunks": 0, "embedded": 0, "from_cache": 0}
+    questions = list(DEMO_QUESTIONS)
+    stats: dict[str, Any] = {"documents": 0, "chunks": 0, "embedded": 0, "from_cache": 0}
     sources: list[tuple[str, list[LoadedDocument | LoadFailure]]] = [
         ("demo-corpus", list(iter_inputs([DEMO_CORPUS])))
     ]
@@ -94,6 +114,7 @@ def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple
         dataset = load_dataset(name, args.datasets_dir)
         questions += [text for qid, text in dataset.queries if ids & set(dataset.qrels[qid])]
         sources.append((name, docs))
+    stats["external_ids"] = []
     with services(url, settings, embedder) as app:
         for name, items in sources:
             log(f"ingesting {len(items)} documents of {name} ...")
@@ -103,7 +124,47 @@ def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple
             stats["chunks"] += sum(o.chunks for o in summary.outcomes)
             stats["embedded"] += summary.chunks_embedded
             stats["from_cache"] += summary.chunks_from_cache
+            stats["external_ids"] += [o.external_id for o in summary.outcomes if o.status == "created"]
     return stats, questions
+
+
+@contextmanager
+def soak_database(args: argparse.Namespace) -> Iterator[str]:
+    """A scratch database, or the one named (--database-url, --reuse-latency-db): there the documents
+    the soak ingested are deleted afterwards, their chunks and statistics with them."""
+    if args.database_url is None and args.reuse_latency_db is None:
+        with scratch_database("soak") as url:
+            yield url
+        return
+    url = args.database_url or with_database(
+        bench_server(), latency_database_name(args.reuse_latency_db, 384)
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        before = conn.execute("select count(*) from documents").fetchone()
+    if before is None or not before[0]:
+        name = urlsplit(url).path.lstrip("/")
+        raise SystemExit(f"no documents in {name}: load it first (bench.latency --keep-db)")
+    try:
+        yield url
+    finally:
+        ids = SOAK_INGESTED.get(url, [])
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("delete from documents where external_id = any(%s)", (ids,))
+        log(f"deleted the {len(ids)} documents the soak created")
+
+
+def reused_corpus(url: str, args: argparse.Namespace) -> dict[str, Any] | None:
+    """What a reused database held before the soak (its name and chunk count); None for a scratch one."""
+    if args.database_url is None and args.reuse_latency_db is None:
+        return None
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("select current_database(), count(*) from chunks").fetchone()
+    assert row is not None
+    return {"database": row[0], "chunks": int(row[1])}
+
+
+# The external ids each reused database received (load_corpus's), deleted when the soak ends.
+SOAK_INGESTED: dict[str, list[str]] = {}
 
 
 def run_load(
@@ -159,9 +220,19 @@ def main(argv: list[str] | None = None) -> None:
         "LLM_PROVIDER": "extractive",
         "DB_POOL_MAX_SIZE": str(pool_max),
         "LOG_LEVEL": "WARNING",  # no access log: a line per request would be measured as server time
+        # One caller sends the whole closed loop: the per-caller limits (30 chats a minute) would turn
+        # the soak into a stream of 429s. 0: unlimited.
+        **{f"RATE_LIMIT_{kind}_PER_MINUTE": "0" for kind in ("SEARCH", "CHAT", "RESEARCH", "INGEST")},
     }
-    with scratch_database("soak") as url, tempfile.TemporaryDirectory() as workdir:
+    # Stopped with SIGTERM (a background job ignores SIGINT), the soak still deletes what it ingested
+    # into a reused database and stops its server: the exit runs the context managers' cleanup.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with soak_database(args) as url, tempfile.TemporaryDirectory() as workdir:
+        before = reused_corpus(url, args)
         corpus, questions = load_corpus(url, args, settings)
+        SOAK_INGESTED[url] = corpus.pop("external_ids")
+        if before is not None:
+            corpus["reused"] = before
         log(f"corpus: {corpus}; {len(questions)} questions. starting the server ...")
         env["DATABASE_URL"] = with_application_name(url, APPLICATION_NAME)
         # In workdir, so that no .env applies.

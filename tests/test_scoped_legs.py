@@ -1,0 +1,118 @@
+"""A narrow user scope in a large corpus (migration 033): what the full-text leg and the exact plan read.
+
+A user reads a few hundred chunks of a corpus where every chunk holds the same words. The user's match
+is sized by the user's own term statistics, but the GIN index holds everyone's postings: the leg must
+read the rows of the user's scope, not every matching row of the corpus. And hybrid_search's vector
+leg, which asks for 4 x match_count neighbours, ranks a larger unfiltered scope exactly than
+match_documents does (the walk's cost grows with the neighbours asked for).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+from psycopg.types.json import Jsonb
+
+from backend.auth import user_identity
+from backend.db import migrations
+from backend.db.connection import connect
+from backend.db.identity import apply_identity
+from tests.factories import acting_as, copy_random_chunks, insert_document
+
+USER = user_identity(uuid.UUID(int=3301))
+OTHER = user_identity(uuid.UUID(int=3302))
+CHUNKS = 6000
+PUBLIC, OWN = 100, 200  # the user's scope: 300 of 6,000 chunks
+
+
+def reader_of(i: int) -> str:
+    return "public" if i < PUBLIC else "own" if i < PUBLIC + OWN else "other"
+
+
+@pytest.fixture(scope="module")
+def narrow(fresh_database):
+    url = fresh_database()
+    migrations.upgrade(url)
+    with connect(url) as conn:
+        docs = {
+            "public": insert_document(conn, visibility="public"),
+            "own": insert_document(conn, owner_id=USER.user_id),
+            "other": insert_document(conn, owner_id=OTHER.user_id),
+        }
+        vectors = copy_random_chunks(conn, CHUNKS, document_for=lambda i: docs[reader_of(i)], seed=33)
+        conn.execute("select refresh_term_stats()")
+        conn.commit()
+    with connect(url, autocommit=True) as conn:
+        conn.execute("vacuum (analyze) chunks")
+    return url, vectors
+
+
+def test_a_users_full_text_match_reads_the_users_rows_not_every_match_of_the_corpus(narrow):
+    url, _ = narrow
+    with connect(url, autocommit=True) as conn:
+        pages = conn.execute("select relpages from pg_class where oid = 'chunks'::regclass").fetchone()
+        assert pages is not None
+        with acting_as(conn, USER):
+            match = conn.execute("select match_query from hybrid_search_terms('袋鼠 澳洲')").fetchone()
+            assert match is not None
+            before = conn.execute("select pg_stat_get_xact_blocks_fetched('chunks'::regclass)").fetchone()
+            found = conn.execute(
+                "select count(*) from hybrid_search_visible_matches(%s)", (match[0],)
+            ).fetchone()
+            after = conn.execute("select pg_stat_get_xact_blocks_fetched('chunks'::regclass)").fetchone()
+    assert found is not None
+    assert before is not None
+    assert after is not None
+    total = sum(1 for i in range(CHUNKS) if reader_of(i) != "other")
+    assert 0 < found[0] <= total
+    # 300 of 6,000 chunks readable: their heap pages, not the table's (every chunk matches one word).
+    assert after[0] - before[0] < pages[0] / 4, (after[0] - before[0], pages[0])
+
+
+def test_hybrid_search_ranks_a_scope_exactly_that_match_documents_walks(narrow):
+    """One pass, threshold 100: match_documents (k 30) admits 2 x 100 = 200, hybrid_search's vector
+    leg (k 120) 2 x 100 x sqrt(120 / 30) = 400: the user's 300 chunks are ranked exactly by the
+    latter only, and its result is the brute force's."""
+    url, vectors = narrow
+    query = vectors[PUBLIC + 7]
+    with connect(url, autocommit=True) as conn, acting_as(conn, USER):
+        walked = conn.execute(
+            "select distinct scope_count from match_documents(%s, 30, -1, %s, exact_scan_threshold => 100)",
+            (query, Jsonb({})),
+        ).fetchall()
+        ranked = conn.execute(
+            "select h.scope_count, c.position from hybrid_search(null, %s, 30, exact_scan_threshold => 100) "
+            "h join chunks c on c.id = h.id order by h.rrf_score desc, h.id",
+            (query,),
+        ).fetchall()
+    assert walked == [(None,)]
+    assert {count for count, _ in ranked} == {PUBLIC + OWN}
+    scope = np.arange(PUBLIC + OWN)
+    nearest = scope[np.argsort(-(vectors[scope] @ query), kind="stable")][:30]
+    assert [p for _, p in ranked] == [int(i) for i in nearest]
+
+
+@pytest.mark.parametrize(
+    ("who", "request_filter"),
+    [(USER, {}), (OTHER, {}), (None, {"created_at": {"$gte": "2000-01-01"}})],
+    ids=["300 ids: read by key", "5,800 ids: match first", "owner, 6,000 ids: match first"],
+)
+def test_the_exact_full_text_leg_ranks_what_the_walk_ranks(narrow, who, request_filter):
+    """The exact plan's full-text leg tests `fts @@` on each id of a scope of up to 1,000 and reads the
+    match first above that (migration 033): either way the rows and scores of the plan without ids."""
+    url, _ = narrow
+    statement = (
+        "select id, full_text_rank, full_text_score, scope_count from hybrid_search('袋鼠 编号7 编号4000', "
+        "null, 50, semantic_weight => 0, filter => %s, exact_scan_threshold => %s) order by full_text_rank"
+    )
+    with connect(url, autocommit=True) as conn:
+        with conn.transaction(force_rollback=True):
+            if who is not None:
+                apply_identity(conn, who)
+            exact = conn.execute(statement, (Jsonb(request_filter), 100_000)).fetchall()
+            walked = conn.execute(statement, (Jsonb(request_filter), 0)).fetchall()
+    assert exact
+    assert {row[3] for row in exact} == {300 if who is USER else 5800 if who is OTHER else CHUNKS}
+    assert [row[:3] for row in exact] == [row[:3] for row in walked]
