@@ -12,8 +12,9 @@ runs back to back in alternating order as
              plan did before 029 — the before/after of the storage, in the same run
     hnsw     exact_scan_threshold 0: the HNSW walk with an iterative scan
     planned  exact_scan_threshold --threshold: what the product does (estimate, count, choose)
-through match_documents and hybrid_search. Reported per scope: p50 / p95 of each, exact / hnsw p50,
-and the exact plan's cost per admitted chunk (p50 over the admitted count). Written to
+through match_documents and hybrid_search, each asking for --match-count rows (the product's
+RAG_PREFETCH_K by default; before stop 38 it asked for 10). Reported per scope: p50 / p95 of each,
+exact / hnsw p50, and the exact plan's cost per admitted chunk (p50 over the admitted count). Written to
 bench/results/crossover-<size>.json and .md.
 """
 
@@ -33,7 +34,7 @@ from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.identity import apply_identity
 from backend.db.ship_sql import apply_sql_folder
-from bench.common import RESULTS_DIR, log
+from bench.common import RESULTS_DIR, bench_settings, log
 from bench.common.db import bench_server, with_database
 from bench.common.report import write_json
 from bench.common.synthetic import SentencePool, load_queries
@@ -54,6 +55,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--variants", nargs="+", default=["exact", "heap", "hnsw", "planned"], help="a subset to time"
     )
+    parser.add_argument(
+        "--match-count",
+        type=int,
+        default=bench_settings().rag_prefetch_k,
+        help="rows each call asks for (default: the product's RAG_PREFETCH_K, as a search asks)",
+    )
     parser.add_argument("--label", default="", help="suffix of the output files")
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     return parser.parse_args(argv)
@@ -63,20 +70,26 @@ ALWAYS = Jsonb({"created_at": {"$gte": "1900-01-01"}})  # every chunk passes: th
 
 
 def call(
-    conn: psycopg.Connection, scope: Scope, function: str, query: Any, variant: str, threshold: int
+    conn: psycopg.Connection,
+    scope: Scope,
+    function: str,
+    query: Any,
+    variant: str,
+    threshold: int,
+    match_count: int,
 ) -> float:
     tree = ALWAYS if variant == "heap" else Jsonb({})
     if function == "match_documents":
         statement = (
-            "select id from match_documents(%s, 10, -1, %s, exact_scan_threshold => %s, collections => %s)"
+            "select id from match_documents(%s, %s, -1, %s, exact_scan_threshold => %s, collections => %s)"
         )
-        params: tuple = (query.vector, tree, threshold, scope.collections)
+        params: tuple = (query.vector, match_count, tree, threshold, scope.collections)
     else:
         statement = (
-            "select id from hybrid_search(%s, %s, 10, filter => %s, exact_scan_threshold => %s, "
+            "select id from hybrid_search(%s, %s, %s, filter => %s, exact_scan_threshold => %s, "
             "collections => %s)"
         )
-        params = (query.terms, query.vector, tree, threshold, scope.collections)
+        params = (query.terms, query.vector, match_count, tree, threshold, scope.collections)
     started = time.perf_counter()
     with conn.transaction():
         assert scope.identity is not None
@@ -97,17 +110,20 @@ def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str,
             for function in ("match_documents", "hybrid_search"):
                 for query in queries[:2]:
                     for name, threshold in variants.items():
-                        call(conn, scope, function, query, name, threshold)
+                        call(conn, scope, function, query, name, threshold, args.match_count)
                 times: dict[str, list[float]] = {name: [] for name in variants}
                 for i, query in enumerate(queries):
                     for name in list(variants) if i % 2 == 0 else list(reversed(variants)):
-                        times[name].append(call(conn, scope, function, query, name, variants[name]))
+                        times[name].append(
+                            call(conn, scope, function, query, name, variants[name], args.match_count)
+                        )
                 p50 = {name: float(np.median(t)) for name, t in times.items()}
                 record = {
                     "size": args.size,
                     "scope": scope.label,
                     "admitted": count,
                     "function": function,
+                    "match_count": args.match_count,
                     **{f"{name}_p50_ms": round(p50[name], 2) for name in every if name in p50},
                     **{f"{name}_p95_ms": round(float(np.percentile(t, 95)), 2) for name, t in times.items()},
                     "loadavg": os.getloadavg()[0],
