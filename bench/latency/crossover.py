@@ -13,7 +13,7 @@ runs back to back in alternating order as
     hnsw     exact_scan_threshold 0: the HNSW walk with an iterative scan
     planned  exact_scan_threshold --threshold: what the product does (estimate, count, choose)
 through match_documents and hybrid_search, each asking for --match-count rows (the product's
-RAG_PREFETCH_K by default; before stop 38 it asked for 10). Reported per scope: p50 / p95 of each,
+RAG_PREFETCH_K by default; earlier runs asked for 10). Reported per scope: p50 / p95 of each,
 exact / hnsw p50, and the exact plan's cost per admitted chunk (p50 over the admitted count). Written to
 bench/results/crossover-<size>.json and .md.
 """
