@@ -64,7 +64,6 @@ FEATURE_SETS: dict[str, list[str]] = {
     "+ sentence lift (the sentence study's best)": ["cosine_lift", "sentence_lift"],
     "+ word alignment + sentence lift": ["cosine_lift", "word_alignment", "sentence_lift"],
 }
-BLANK = {"cosine_lift": 0.0, "word_alignment": 0.0, "sentence_lift": 0.0}
 
 
 def significant_words(text: str) -> list[str]:
@@ -154,7 +153,6 @@ def add_sentence_lift(name: str, rows: list[Row], embedder: CachedEmbedder) -> N
 
 def study(groups: dict[str, list[Row]], max_leak: float) -> list[dict[str, Any]]:
     """Per feature set: the joint fit's weights and answer rates, and leave-one-direction-out."""
-    xlang_branch.first = lambda docs: max(docs, key=lambda v: v["cosine_lift"], default=BLANK)
     table = []
     for label, names in FEATURE_SETS.items():
         fit = xlang_branch.fit_branch(list(groups.values()), names, max_leak)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -56,11 +57,14 @@ def branch_rows(records: Sequence[QuestionRecord], background_rank: int | None =
 
 
 def first(docs: list[dict[str, float]]) -> dict[str, float]:
-    """What the fit reads of a question: its cross-lingual document of the highest cosine_lift."""
+    """What the fit reads of a question: its cross-lingual document of the highest cosine_lift (none:
+    the features of no evidence, 0 for any feature a study adds)."""
     from backend.confidence.answerability import sentence_features
 
     blank = {"cosine_lift": 0.0, "comparable_coverage": 0.0, "comparable_agreement": 0.0}
-    return max(docs, key=lambda v: v["cosine_lift"], default={**blank, **sentence_features(None)})
+    return max(
+        docs, key=lambda v: v["cosine_lift"], default=defaultdict(float, {**blank, **sentence_features(None)})
+    )
 
 
 def linear(docs: list[dict[str, float]], weights: dict[str, float]) -> float:

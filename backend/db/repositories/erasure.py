@@ -31,7 +31,7 @@ def erase_copies_elsewhere(conn: psycopg.Connection, *, ids: Sequence[uuid.UUID]
     refuses, in one transaction, a definer's access to shards the user's statement just modified."""
     if ids and _cluster_function(conn, "public.erase_copies_elsewhere(uuid[])"):
         conn.execute("select public.erase_copies_elsewhere(%s)", (list(ids),))
-        drain_erasures(conn)
+        conn.execute("select public.drain_erasures()")  # db distribute installs both
 
 
 def drain_erasures(conn: psycopg.Connection) -> int:
