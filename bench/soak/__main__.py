@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,7 +101,7 @@ def with_application_name(url: str, name: str) -> str:
 
 def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple[dict[str, Any], list[str]]:
     """The demo corpus and the first --docs documents of each dataset; returns stats (with the
-    external ids it created) and the questions."""
+    ids of the documents it created) and the questions."""
     model = LocalEmbedder(settings)
     embedder = CachedEmbedder(model, BenchCache(model.model_id, "demo-corpus"))
     questions = list(DEMO_QUESTIONS)
@@ -114,7 +115,7 @@ def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple
         dataset = load_dataset(name, args.datasets_dir)
         questions += [text for qid, text in dataset.queries if ids & set(dataset.qrels[qid])]
         sources.append((name, docs))
-    stats["external_ids"] = []
+    stats["created"] = []
     with services(url, settings, embedder) as app:
         for name, items in sources:
             log(f"ingesting {len(items)} documents of {name} ...")
@@ -124,17 +125,19 @@ def load_corpus(url: str, args: argparse.Namespace, settings: Settings) -> tuple
             stats["chunks"] += sum(o.chunks for o in summary.outcomes)
             stats["embedded"] += summary.chunks_embedded
             stats["from_cache"] += summary.chunks_from_cache
-            stats["external_ids"] += [o.external_id for o in summary.outcomes if o.status == "created"]
+            stats["created"] += [o.document_id for o in summary.outcomes if o.status == "created"]
     return stats, questions
 
 
 @contextmanager
-def soak_database(args: argparse.Namespace) -> Iterator[str]:
-    """A scratch database, or the one named (--database-url, --reuse-latency-db): there the documents
-    the soak ingested are deleted afterwards, their chunks and statistics with them."""
+def soak_database(args: argparse.Namespace) -> Iterator[tuple[str, list[uuid.UUID]]]:
+    """A scratch database, or the one named (--database-url, --reuse-latency-db), and a list the caller
+    fills with the ids of the documents the soak creates: in a named database they are deleted
+    afterwards, their chunks and statistics with them."""
+    created: list[uuid.UUID] = []
     if args.database_url is None and args.reuse_latency_db is None:
         with scratch_database("soak") as url:
-            yield url
+            yield url, created
         return
     url = args.database_url or with_database(
         bench_server(), latency_database_name(args.reuse_latency_db, 384)
@@ -145,12 +148,11 @@ def soak_database(args: argparse.Namespace) -> Iterator[str]:
         name = urlsplit(url).path.lstrip("/")
         raise SystemExit(f"no documents in {name}: load it first (bench.latency --keep-db)")
     try:
-        yield url
+        yield url, created
     finally:
-        ids = SOAK_INGESTED.get(url, [])
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("delete from documents where external_id = any(%s)", (ids,))
-        log(f"deleted the {len(ids)} documents the soak created")
+            conn.execute("delete from documents where id = any(%s)", (created,))
+        log(f"deleted the {len(created)} documents the soak created")
 
 
 def reused_corpus(url: str, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -161,10 +163,6 @@ def reused_corpus(url: str, args: argparse.Namespace) -> dict[str, Any] | None:
         row = conn.execute("select current_database(), count(*) from chunks").fetchone()
     assert row is not None
     return {"database": row[0], "chunks": int(row[1])}
-
-
-# The external ids each reused database received (load_corpus's), deleted when the soak ends.
-SOAK_INGESTED: dict[str, list[str]] = {}
 
 
 def run_load(
@@ -227,10 +225,10 @@ def main(argv: list[str] | None = None) -> None:
     # Stopped with SIGTERM (a background job ignores SIGINT), the soak still deletes what it ingested
     # into a reused database and stops its server: the exit runs the context managers' cleanup.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    with soak_database(args) as url, tempfile.TemporaryDirectory() as workdir:
+    with soak_database(args) as (url, created), tempfile.TemporaryDirectory() as workdir:
         before = reused_corpus(url, args)
         corpus, questions = load_corpus(url, args, settings)
-        SOAK_INGESTED[url] = corpus.pop("external_ids")
+        created.extend(corpus.pop("created"))
         if before is not None:
             corpus["reused"] = before
         log(f"corpus: {corpus}; {len(questions)} questions. starting the server ...")
