@@ -27,7 +27,7 @@
 set search_path = public, extensions;
 
 -- Before 019 it took the filter itself and compiled it again (a second time per hybrid_search call);
--- before 025 it had no collections.
+-- before 025 it had no collections; before 034 it intersected the match with the scope in a bitmap.
 drop function if exists public.hybrid_search_visible_matches(tsquery, jsonb);
 drop function if exists public.hybrid_search_visible_matches(
     tsquery, jsonpath, jsonb, boolean, jsonb, timestamptz, timestamptz, timestamptz, timestamptz
@@ -60,28 +60,37 @@ declare
     user_rows boolean := pg_has_role(caller, 'authenticated', 'usage');
     user_id uuid := auth.uid();
     member_of uuid[] := case when user_rows and not all_rows then public.caller_collection_ids() else '{}' end;
+    -- The keys of the scopes the caller reads (chunk_scope_keys(): public, own, collections).
+    readable uuid[] := public.chunk_scope_keys('public', user_id, null) || member_of;
 begin
     if not (all_rows or user_rows) then
         return;
     end if;
     return query
         select c.id
-        -- The GIN match and the caller's scope (the policy's rule and the narrowing) first, then the
-        -- filter on its rows. The match is sized by the caller's term statistics (match_df_budget
-        -- counts the scopes the caller reads), but the GIN index holds every tenant's postings: a
-        -- tenant's match of ~1,000 rows read ~100,000 at 1M chunks, each row's policy checked on the
-        -- heap (82-260 ms). Planned for this call, the planner ANDs the match with a bitmap of the
-        -- scope (chunks_visibility_owner_id_idx, chunks_owner_id_idx, chunks_collection_id_idx) when
-        -- the scope is narrow (5-12x faster for a 1 % tenant: docs/benchmarks.md, migration 033), and
-        -- reads the match alone for service_role (the rule folds to true). OFFSET 0 keeps the filter
-        -- out: a filter admitting half the table made the planner AND a bitmap of every row it admits.
+        -- The GIN match and the caller's scope (the policy's rule and the narrowing) in one scan of
+        -- chunks_fts_scope_idx, then the filter on its rows. The match is sized by the caller's term
+        -- statistics (match_df_budget counts the scopes the caller reads), but a term's postings
+        -- hold every tenant's chunks: a tenant's match of ~1,000 rows read ~100,000 at 1M chunks.
+        -- With the scope's keys (chunk_scope_keys() && readable, && collections) as the index's
+        -- second column, GIN steps each term's posting list to the next chunk of the scope (3-5 ms
+        -- for a 1 % tenant or collection at 1M, where a bitmap of the whole match ANDed with the
+        -- policies' btree indexes took 16-18 ms and reading the matches' rows 66-258 ms: migrations
+        -- 034 and 033, docs/benchmarks.md). The policy's rule itself is tested on the rows found,
+        -- behind the OFFSET 0 fence with the filter (a key is necessary, not sufficient; inside, the
+        -- planner would AND the policies' btree indexes again, and did for small tables); a filter
+        -- admitting half the table made it AND a bitmap of every row the filter admits. For
+        -- service_role the conditions fold to true: the match alone.
         from (select * from public.chunks c0
               where c0.fts @@ match_query
-                and (all_rows or c0.visibility = 'public' or c0.owner_id = user_id
-                     or c0.collection_id = any(member_of))
-                and (collections is null or c0.collection_id = any(collections))
+                and (all_rows
+                     or public.chunk_scope_keys(c0.visibility, c0.owner_id, c0.collection_id) && readable)
+                and (collections is null
+                     or public.chunk_scope_keys(c0.visibility, c0.owner_id, c0.collection_id) && collections)
               offset 0) c
-        where (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
+        where (all_rows or c.visibility = 'public' or c.owner_id = user_id or c.collection_id = any(member_of))
+          and (collections is null or c.collection_id = any(collections))
+          and (coalesce(containment, '{}'::jsonb) = '{}'::jsonb or c.metadata @> containment)
           and (created_from is null or c.document_created_at >= created_from)
           and (created_until is null or c.document_created_at <= created_until)
           and (updated_from is null or c.document_updated_at >= updated_from)

@@ -203,7 +203,7 @@ def test_under_rls_the_vector_leg_uses_hnsw_and_the_full_text_leg_its_matches_by
         # scan, or since the collection policies of 024 a bitmap of the policies' own indexes) and
         # checks `@@` on each. If a PostgreSQL release changes that, this fails: simplify.
         plain = _plan(conn, False, vectors[0])
-        assert "chunks_fts_idx" not in plain, plain
+        assert "chunks_fts_scope_idx" not in plain, plain
         assert "Seq Scan on chunks" in plain or "chunks_visibility_owner_id_idx" in plain, plain
 
 
@@ -240,5 +240,5 @@ def test_a_users_hybrid_search_reads_the_gin_and_hnsw_indexes_and_never_scans_ch
             time.sleep(0.05)
     assert after["seq"] == before["seq"]
     assert after["chunks_metadata_idx"] == before["chunks_metadata_idx"]  # the empty filter folded away
-    assert after["chunks_fts_idx"] - before["chunks_fts_idx"] == 8
+    assert after["chunks_fts_scope_idx"] - before["chunks_fts_scope_idx"] == 8
     assert after["chunks_embedding_384_hnsw_idx"] - before["chunks_embedding_384_hnsw_idx"] == 8

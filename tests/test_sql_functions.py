@@ -235,7 +235,7 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             vectors[0],
         )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
-        assert "chunks_fts_idx" in plan, plan
+        assert "chunks_fts_scope_idx" in plan, plan
 
         plan = _plan(
             conn,
