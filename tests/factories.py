@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -183,3 +184,24 @@ def loaded_document(external_id: str, content: str, title: str = "标题", **met
         external_id=external_id,
         metadata=metadata,
     )
+
+
+def chunk_index_scans(watcher: psycopg.Connection) -> dict[str, int]:
+    """{index name: idx_scan} of the chunks table's indexes, as the statistics have them now."""
+    watcher.execute("select pg_stat_clear_snapshot()")
+    rows = watcher.execute(
+        "select indexrelname, idx_scan from pg_stat_user_indexes where relname = 'chunks'"
+    ).fetchall()
+    return dict(rows)
+
+
+def chunk_index_scans_after(
+    conn: psycopg.Connection, watcher: psycopg.Connection, before: dict[str, int]
+) -> dict[str, int]:
+    """The counts once `conn` has flushed what it did since `before` (its next statement ends a
+    transaction; the flush is waited for, at most 5 s)."""
+    conn.execute("select pg_stat_force_next_flush()")
+    deadline = time.monotonic() + 5
+    while (after := chunk_index_scans(watcher)) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return after

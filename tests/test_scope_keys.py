@@ -9,7 +9,6 @@ tenant's postings decoded (16-18 ms for a 1 % scope at 1M chunks, 3-5 ms now: do
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import psycopg
@@ -18,7 +17,13 @@ import pytest
 from backend.auth import SERVICE_IDENTITY, user_identity
 from backend.db import migrations
 from backend.db.connection import connect
-from tests.factories import acting_as, copy_random_chunks, insert_document
+from tests.factories import (
+    acting_as,
+    chunk_index_scans,
+    chunk_index_scans_after,
+    copy_random_chunks,
+    insert_document,
+)
 
 SIZE = 10_000
 READER = user_identity(uuid.UUID(int=3001))  # owns 1 %, member of the team collection (1 %)
@@ -62,37 +67,19 @@ def _ids(conn: psycopg.Connection, sql: str, params: tuple | dict = ()) -> set[i
     return {r[0] for r in conn.execute(sql, params).fetchall()}
 
 
-def _scans(watcher: psycopg.Connection) -> dict[str, int]:
-    watcher.execute("select pg_stat_clear_snapshot()")
-    rows = watcher.execute(
-        "select indexrelname, idx_scan from pg_stat_user_indexes where relname = 'chunks'"
-    ).fetchall()
-    return dict(rows)
-
-
-def _after_flush(
-    conn: psycopg.Connection, watcher: psycopg.Connection, before: dict[str, int]
-) -> dict[str, int]:
-    conn.execute("select pg_stat_force_next_flush()")
-    deadline = time.monotonic() + 5
-    while (after := _scans(watcher)) == before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return after
-
-
 @pytest.mark.parametrize("narrowed", [False, True], ids=["every scope read", "narrowed to the team"])
 def test_the_match_is_read_within_the_callers_scope_keys_and_finds_what_the_policies_admit(corpus, narrowed):
     url, team = corpus
     collections = [team] if narrowed else None
     with connect(url, autocommit=True) as watcher, connect(url, autocommit=True) as conn:
-        before = _scans(watcher)
+        before = chunk_index_scans(watcher)
         with acting_as(conn, READER):
             found = _ids(
                 conn,
                 "select * from hybrid_search_visible_matches(%(match)s::tsquery, collections => %(c)s)",
                 {"match": MATCH, "c": collections},
             )
-        after = _after_flush(conn, watcher, before)
+        after = chunk_index_scans_after(conn, watcher, before)
         with acting_as(conn, READER):
             # What the policies admit, read through RLS (`@@` is not leakproof: no GIN index here).
             admitted = _ids(

@@ -23,7 +23,8 @@
 -- applied here either: max_rows as given (a cluster's chunk count is the workers' sum; the shell
 -- table's reltuples is 0). Both only decide exact ranking against an HNSW walk above 3,000 admitted
 -- chunks (the cluster tests are far below it). Migration 033's changes to the one-pass limit (x
--- sqrt(k / 30)) and its estimate margin (1.5) concern that one-pass read only: nothing to bring here.
+-- sqrt(k / 30)) and its estimate margin (1.5, 1 since migration 035) concern that one-pass read only:
+-- nothing to bring here.
 set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.
