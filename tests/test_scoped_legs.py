@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
@@ -150,3 +151,39 @@ def test_a_scope_estimated_above_the_one_pass_limit_is_walked_without_reading_it
         )
     # (scope_count, the scope read through its indexes, HNSW walked)
     assert counted == {125: (None, False, True), 150: (PUBLIC + OWN, True, False)}
+
+
+PARAMS = (
+    "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, tsquery[], float8[], "
+    "float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz, timestamptz, "
+    "timestamptz, bigint[], float8[], uuid[]"
+)
+
+
+@pytest.mark.parametrize(("who", "by_key"), [(USER, True), (OTHER, False)], ids=["300 ids", "5,800 ids"])
+def test_under_rls_the_exact_full_text_leg_reads_the_visible_matches_without_the_scopes_ids(
+    narrow, who, by_key
+):
+    """Above 1,000 ids the visible matches are the leg's rows as they are: the same policies, filter
+    and narrowing as the scope, so intersecting them with its ids again only sorted and merged both
+    arrays in the primary key scan (~5 ms for 20k ids at 1M; migration 036). Up to 1,000 the ids are
+    read by key."""
+    url, vectors = narrow
+    with connect(url, autocommit=True) as conn, acting_as(conn, who):
+        ids = [r[0] for r in conn.execute("select id from chunks order by id").fetchall()]
+        row = conn.execute("select public.hybrid_search_query(384, true, true)").fetchone()
+        assert row is not None
+        conn.execute(f"prepare exact_leg ({PARAMS}) as {row[0]}")
+        cur = psycopg.ClientCursor(conn)
+        cur.execute(
+            "explain (costs off) execute exact_leg (%s::vector, public.or_tsquery('袋鼠 澳洲'), 120, '{}', "
+            "1, 1, true, true, null, 60, 30, array[public.or_tsquery('袋鼠'), public.or_tsquery('澳洲')], "
+            "array[1.0, 1.0], 0.5, 6.0, %s::bigint[], null, '{}', false, '{}', null, null, null, null, "
+            "%s::bigint[], %s::float8[], null)",
+            ("[" + ",".join(f"{x:.6f}" for x in vectors[0]) + "]", ids, ids[:120], [0.5] * 120),
+        )
+        plan = "\n".join(r[0] for r in cur.fetchall())
+        conn.execute("deallocate exact_leg")
+    assert len(ids) == (PUBLIC + OWN if who is USER else CHUNKS - OWN)
+    assert ("id = ANY ('{" in plan) is by_key, plan  # the scope's ids, in the primary key scan
+    assert ("hybrid_search_visible_matches" in plan) is not by_key, plan

@@ -24,7 +24,9 @@
 -- $17 - $24 the compiled filter, $25 / $26 the exact scope's nearest ids and distances.
 -- Migration 033 changed only the single node's plan of the exact full-text leg (above 1,000 ids the
 -- GIN match behind an OFFSET 0 fence, then the scope's ids; under RLS the visible matches, then the
--- ids; up to 1,000 the ids by key, as here): the same rows.
+-- ids; up to 1,000 the ids by key, as here): the same rows. Migration 036 left the ids out of the
+-- single node's RLS form above 1,000 ids (the visible matches are already within the scope): the
+-- same rows again.
 -- The cluster keeps `c.id = any($16)` with the tenants named, since a fence would pull the matches
 -- to the coordinator (above).
 set search_path = public, extensions;
