@@ -9,6 +9,7 @@ match_documents does (the walk's cost grows with the neighbours asked for).
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import numpy as np
@@ -187,3 +188,35 @@ def test_under_rls_the_exact_full_text_leg_reads_the_visible_matches_without_the
     assert len(ids) == (PUBLIC + OWN if who is USER else CHUNKS - OWN)
     assert ("id = ANY ('{" in plan) is by_key, plan  # the scope's ids, in the primary key scan
     assert ("hybrid_search_visible_matches" in plan) is not by_key, plan
+
+
+@pytest.mark.parametrize("terms", [2, 17])
+def test_the_full_text_score_is_written_out_for_the_querys_terms(narrow, terms):
+    """Up to 16 terms the sum of idf * ts_rank is written out and the slots beyond the query's terms
+    fold away when the call is planned with its values: no subquery per ranked row (~3 us of ~9;
+    migration 038). Beyond 16 the subquery sums them. Either way, the scores of the walk's form."""
+    url, vectors = narrow
+    words = [f"编号{i}" for i in range(terms)]
+    literal = "[" + ",".join(f"{x:.6f}" for x in vectors[0]) + "]"
+    with connect(url, autocommit=True) as conn:
+        row = conn.execute("select public.hybrid_search_query(384)").fetchone()
+        assert row is not None
+        conn.execute(f"prepare scored ({PARAMS}) as {row[0]}")
+        cur = psycopg.ClientCursor(conn)
+        cur.execute(
+            "explain (verbose, costs off) execute scored (%s::vector, public.or_tsquery(%s), 120, '{}', 1, "
+            "1, true, true, null, 60, 30, %s::tsquery[], %s::float8[], 0.5, 6.0, null, null, '{}', false, "
+            "'{}', null, null, null, null, null, null, null)",
+            (literal, " ".join(words), words, [1.0] * terms),
+        )
+        plan = "\n".join(r[0] for r in cur.fetchall())
+        conn.execute("deallocate scored")
+        ranked = conn.execute(
+            "select id, full_text_score from hybrid_search(%s, null, 30, semantic_weight => 0) "
+            "order by full_text_rank",
+            (" ".join(words),),
+        ).fetchall()
+    assert ranked
+    assert ("SubPlan" in plan) is (terms > 16), plan
+    if terms <= 16:  # one ts_rank per term, each with its constant (the node outputs repeat them)
+        assert len(set(re.findall(r"ts_rank\(c\w*\.fts, ([^)]*)\)", plan))) == terms, plan

@@ -26,7 +26,8 @@
 -- GIN match behind an OFFSET 0 fence, then the scope's ids; under RLS the visible matches, then the
 -- ids; up to 1,000 the ids by key, as here): the same rows. Migration 036 left the ids out of the
 -- single node's RLS form above 1,000 ids (the visible matches are already within the scope): the
--- same rows again.
+-- same rows again. Migration 038 wrote the single node's full-text score out for up to 16 terms
+-- (the same additions in the same order): the cluster keeps the subquery, and the same scores.
 -- The cluster keeps `c.id = any($16)` with the tenants named, since a fence would pull the matches
 -- to the coordinator (above).
 set search_path = public, extensions;
