@@ -3,7 +3,6 @@ and the retrieval indexes still used under row-level security at 10,000 chunks."
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import numpy as np
@@ -14,7 +13,13 @@ from alembic import command
 from backend.auth import LOCAL_IDENTITY, LOCAL_USER_ID, user_identity
 from backend.db import migrations
 from backend.db.connection import connect
-from tests.factories import acting_as, copy_random_chunks, insert_document
+from tests.factories import (
+    acting_as,
+    chunk_index_scans,
+    chunk_index_scans_after,
+    copy_random_chunks,
+    insert_document,
+)
 
 A = user_identity(uuid.UUID("aaaaaaaa-0000-4000-8000-000000000001"))
 
@@ -207,23 +212,10 @@ def test_under_rls_the_vector_leg_uses_hnsw_and_the_full_text_leg_its_matches_by
         assert "Seq Scan on chunks" in plain or "chunks_visibility_owner_id_idx" in plain, plain
 
 
-def _chunk_scans(conn: psycopg.Connection) -> dict[str, int]:
-    conn.execute("select pg_stat_clear_snapshot()")
-    scans = dict(
-        conn.execute(
-            "select indexrelname, idx_scan from pg_stat_user_indexes where relname = 'chunks'"
-        ).fetchall()
-    )
-    row = conn.execute("select seq_scan from pg_stat_user_tables where relname = 'chunks'").fetchone()
-    assert row is not None
-    scans["seq"] = row[0]
-    return scans
-
-
 def test_a_users_hybrid_search_reads_the_gin_and_hnsw_indexes_and_never_scans_chunks(tenant_corpus):
     url, vectors = tenant_corpus
     with connect(url, autocommit=True) as watcher, connect(url, autocommit=True) as conn:
-        before = _chunk_scans(watcher)
+        before = chunk_index_scans(watcher)
         # Eight searches, one per request: past the five after which PostgreSQL may switch a cached
         # statement to a generic plan (which for the full-text helper was a scan).
         for i in range(8):
@@ -234,10 +226,7 @@ def test_a_users_hybrid_search_reads_the_gin_and_hnsw_indexes_and_never_scans_ch
                     "select * from hybrid_search(%s, %s, 10, exact_scan_threshold => 0)",
                     (f"编号{70 + i} 编号{80 + i}", vectors[i]),
                 ).fetchall()
-        conn.execute("select pg_stat_force_next_flush()")
-        deadline = time.monotonic() + 5
-        while (after := _chunk_scans(watcher)) == before and time.monotonic() < deadline:
-            time.sleep(0.05)
+        after = chunk_index_scans_after(conn, watcher, before)
     assert after["seq"] == before["seq"]
     assert after["chunks_metadata_idx"] == before["chunks_metadata_idx"]  # the empty filter folded away
     assert after["chunks_fts_scope_idx"] - before["chunks_fts_scope_idx"] == 8

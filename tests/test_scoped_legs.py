@@ -21,6 +21,7 @@ from backend.auth import user_identity
 from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.identity import apply_identity
+from bench.latency.plans import PARAM_TYPES
 from tests.factories import (
     acting_as,
     chunk_index_scans,
@@ -154,11 +155,7 @@ def test_a_scope_estimated_above_the_one_pass_limit_is_walked_without_reading_it
     assert counted == {125: (None, False, True), 150: (PUBLIC + OWN, True, False)}
 
 
-PARAMS = (
-    "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, tsquery[], float8[], "
-    "float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz, timestamptz, "
-    "timestamptz, bigint[], float8[], uuid[]"
-)
+PARAMS = PARAM_TYPES  # hybrid_search_query's 27 parameters, as bench.latency.plans prepares them
 
 
 @pytest.mark.parametrize(("who", "by_key"), [(USER, True), (OTHER, False)], ids=["300 ids", "5,800 ids"])
