@@ -49,3 +49,23 @@ def test_every_function_sql_citus_replaces_is_as_it_was_when_its_citus_form_was_
         f"one node's definition changed for {changed}: bring sql/citus/<name>.sql along (its header "
         f"says what differs on Citus), run make test-distributed, then record in {MIRRORS.name}:\n{expected}"
     )
+
+
+# Citus before citusdata/citus#8824 (merged September 2026; a3d5708a6ae8 predates it) adds a local
+# plan to a generic plan at every execution whose shard is pruned at run time: a trigger on a shard
+# that reads a co-located table by the row's tenant grew its worker backend by ~56 kB per row (the 1M
+# benchmark load was killed at 460k chunks). tests/distributed/test_worker_memory.py measures it on a cluster.
+def test_every_trigger_function_of_the_cluster_plans_each_execution():
+    triggers = {
+        path.stem: path.read_text(encoding="utf-8")
+        for path in sorted(CITUS_SQL_DIR.glob("*.sql"))
+        if re.search(r"returns trigger\s+language plpgsql", path.read_text(encoding="utf-8"))
+    }
+    assert {"chunks_inherit_document_access", "distribute"} <= triggers.keys()
+    generic = [
+        name
+        for name, text in triggers.items()
+        for header in re.findall(r"returns trigger\s+language plpgsql(.*?)as \$\$", text, re.S)
+        if "set plan_cache_mode = force_custom_plan" not in header
+    ]
+    assert generic == []

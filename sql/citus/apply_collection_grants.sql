@@ -44,6 +44,7 @@ returns trigger
 language plpgsql
 security definer
 set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
 as $$
 begin
     if auth.uid() is not null then

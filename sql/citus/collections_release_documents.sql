@@ -17,6 +17,7 @@ returns trigger
 language plpgsql
 security definer
 set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
 as $$
 declare
     released text[] := array(select d.id::text from public.documents d where d.collection_id = old.id);

@@ -10,6 +10,7 @@ returns trigger
 language plpgsql
 security definer
 set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
 as $$
 begin
     update public.messages m set owner_id = new.owner_id

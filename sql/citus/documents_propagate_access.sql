@@ -9,6 +9,7 @@ returns trigger
 language plpgsql
 security definer
 set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
 as $$
 declare
     created timestamptz := public.document_date(new.metadata, new.created_at);

@@ -9,6 +9,7 @@ returns trigger
 language plpgsql
 security definer
 set search_path = public, pg_temp
+set plan_cache_mode = force_custom_plan
 as $$
 declare
     everything boolean := public.caller_visibility_scopes() is null;
