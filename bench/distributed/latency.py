@@ -2,6 +2,7 @@
 
 Usage: .venv/bin/python -m bench.distributed.latency --size 100000 [--shards 32] [--rounds 2]
                                                       [--queries 200] [--concurrency 8] [--reuse]
+                                                      [--warmup-queries N]
 
 Needs a running cluster (`python -m backend cluster up`). The latency benchmark's synthetic corpus
 (bench/common/synthetic.py: a public corpus of 1 %, three bench tenants of 0.1 / 1 / 10 % and 16 more
@@ -71,6 +72,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=2, help="passes over the queries in the paired runs")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8])
     parser.add_argument("--seconds-per-cell", type=float, default=15.0)
+    parser.add_argument(
+        "--warmup-queries", type=int, default=None, help="unrecorded per side and search (default: all)"
+    )
     parser.add_argument("--batch-chunks", type=int, default=20_000)
     parser.add_argument("--maintenance-work-mem", default="1GB")
     parser.add_argument(
@@ -137,8 +141,12 @@ def percentiles(times: list[float]) -> dict[str, float]:
     }
 
 
-def paired(single_url: str, cluster_url: str, queries: list[Query], rounds: int) -> list[dict[str, Any]]:
-    """hybrid_search on both sides, each query back to back, in alternating order."""
+def paired(
+    single_url: str, cluster_url: str, queries: list[Query], rounds: int, warmup: int
+) -> list[dict[str, Any]]:
+    """hybrid_search on both sides, each query back to back, in alternating order, after `warmup`
+    unrecorded queries on each side (a server just started, or whose cache another load filled,
+    would otherwise time its disk: one node's p95 was 449 ms cold and the cluster's 66 at 1M)."""
     settings = latency_settings()
     out = []
     for label, identity in (
@@ -153,6 +161,9 @@ def paired(single_url: str, cluster_url: str, queries: list[Query], rounds: int)
         times: dict[str, list[float]] = {"single": [], "cluster": []}
         same = 0
         try:
+            for q in queries[:warmup]:
+                for run, _close in sides.values():
+                    run(q)
             for i, q in enumerate([q for _ in range(rounds) for q in queries]):
                 order = ("single", "cluster") if i % 2 else ("cluster", "single")
                 ids = {}
@@ -371,9 +382,11 @@ def main(argv: list[str] | None = None) -> None:
         log(f"loaded: {json.dumps(report['loads'], default=str)}")
         return
     queries = load_queries(pool, DIMS, args.seed, args.queries, args.datasets_dir)
+    if args.warmup_queries is None:
+        args.warmup_queries = len(queries)
     step: Callable[..., Any]
     for key, step, step_args in (
-        ("paired", paired, (single_url, cluster_url, queries, args.rounds)),
+        ("paired", paired, (single_url, cluster_url, queries, args.rounds, args.warmup_queries)),
         (
             "statement",
             statement,

@@ -65,6 +65,10 @@ declare
                             when all_rows then collections
                             else array(select unnest(collections) intersect select unnest(member_of)) end;
     tenants uuid[] := public.search_tenants(collections);
+    -- Read here, on the coordinator: inside the statement below Citus would evaluate it on the
+    -- workers, where this definer's connection has no request role (it read as the superuser there,
+    -- null: every user scope summed to 0 chunks and paid the bounded count before its walk).
+    visible uuid[] := public.caller_visibility_scopes();
     plan json;
     job json;
     estimate double precision;
@@ -106,7 +110,7 @@ begin
         select coalesce(sum(cs.nchunks), 0) into tenant_chunks
         from public.corpus_stats cs
         where (tenants is null or cs.tenant_id = any(tenants))
-          and (all_rows or cs.scope = any(public.caller_visibility_scopes()));
+          and (all_rows or cs.scope = any(visible));
     end if;
     if tenant_chunks > max_rows and filter_path is null and coalesce(containment, '{}'::jsonb) = '{}'::jsonb
        and created_from is null and created_until is null and updated_from is null and updated_until is null then
