@@ -18,9 +18,13 @@
 -- adds the tenants holding the documents of the caller's (or the named) collections, which stay in
 -- their owners' tenants (sql/citus/distribute.sql).
 -- Migration 029 turns enable_sort off for the single node's HNSW statement (the vector leg then walks
--- HNSW rather than sorting a bitmap scan of a scope the planner underestimates under RLS); not
--- carried here: on the cluster the shards' statements are planned by the workers, and only SET LOCAL
--- would reach them, lasting to the end of the transaction rather than the call.
+-- HNSW rather than sorting a bitmap scan of a scope the planner underestimates under RLS). On the
+-- cluster the underestimate is per shard: the tenants named and the policy select the same rows, and
+-- the planner multiplies them (the public tenant's 9,817 chunks of a 74,669-chunk shard: 1,285
+-- estimated), so a user's search sorted every public chunk read with its TOASTed embedding (69k
+-- buffers, 92 ms at 1M) instead of walking. It is carried as SET LOCAL (the form that reaches the
+-- workers), set back to its former value once the statement has run, and only when every tenant's
+-- part of the scope is large enough to walk (search_parts_walkable(): one setting serves all shards).
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search(
@@ -85,6 +89,7 @@ declare
     scope_nearest bigint[];
     scope_distances double precision[];
     exact boolean := false;
+    sort_setting text;
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
         raise exception 'match_count must be between 1 and 1000, got %', match_count using errcode = '22023';
@@ -149,6 +154,10 @@ begin
              else filtered_ef_search end,
         leg_count));
     set local hnsw.iterative_scan = relaxed_order;
+    if not exact and use_vector and public.search_parts_walkable(tenants, exact_scan_threshold) then
+        sort_setting := current_setting('enable_sort');
+        set local enable_sort = off;  -- the vector leg walks HNSW on every shard (header)
+    end if;
 
     return query execute public.hybrid_search_query(coalesce(dims, 1), row_security, exact)
     using query_embedding, match_query, leg_count, coalesce(filter, '{}'::jsonb),
@@ -157,5 +166,8 @@ begin
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
           compiled.updated_until, scope_nearest, scope_distances, tenants, visible_matches, collections;
+    if sort_setting is not null then
+        execute format('set local enable_sort = %L', sort_setting);
+    end if;
 end;
 $$;

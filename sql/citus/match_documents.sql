@@ -5,8 +5,8 @@
 -- settings are SET LOCAL so they reach the workers (see sql/citus/hybrid_search.sql).
 -- Team collections: `collections` narrows as on one node ($17 of match_documents_query), and
 -- search_tenants(collections) adds the tenants holding the collections' documents.
--- Migration 029 turns enable_sort off for the single node's HNSW statement; not carried here (see
--- sql/citus/hybrid_search.sql).
+-- Migration 029 turns enable_sort off for the single node's HNSW statement; carried as SET LOCAL
+-- and set back after the statement (why: sql/citus/hybrid_search.sql).
 set search_path = public, extensions;
 
 create or replace function public.match_documents(
@@ -50,6 +50,7 @@ declare
     scope_nearest bigint[];
     scope_distances double precision[];
     exact boolean := false;
+    sort_setting text;
     tenants uuid[] := public.search_tenants(collections);
 begin
     if match_count is null or match_count < 1 or match_count > 1000 then
@@ -83,11 +84,18 @@ begin
              else filtered_ef_search end,
         match_count));
     set local hnsw.iterative_scan = relaxed_order;
+    if not exact and public.search_parts_walkable(tenants, exact_scan_threshold) then
+        sort_setting := current_setting('enable_sort');
+        set local enable_sort = off;  -- the walk on every shard (sql/citus/hybrid_search.sql)
+    end if;
 
     return query execute public.match_documents_query(dims, exact)
     using query_embedding, match_count, query_embedding_model, min_similarity,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
           compiled.updated_until, scope_nearest, scope_distances, tenants, collections;
+    if sort_setting is not null then
+        execute format('set local enable_sort = %L', sort_setting);
+    end if;
 end;
 $$;
