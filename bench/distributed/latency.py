@@ -235,8 +235,13 @@ def statement(
     with psycopg.connect(cluster_url, autocommit=True) as conn:
         conn.prepare_threshold = None
         conn.execute("set search_path = public, extensions")
-        conn.execute("set hnsw.iterative_scan = relaxed_order")
-        conn.execute("select set_config('hnsw.ef_search', %s, false)", (str(max(knobs.ef_search, 120)),))
+        # The beam and the iterative scan reach the workers only as SET LOCAL (citus.propagate_set_commands
+        # = local): before, the shards walked with ef_search 40 and no iterative scan, and a leg of 120
+        # returned ~24 rows. Each execution runs in its own transaction with them, as hybrid_search does.
+        beam = [
+            "set local hnsw.iterative_scan = relaxed_order",
+            f"set local hnsw.ef_search = {max(knobs.ef_search, 120)}",
+        ]
         built = conn.execute("select public.hybrid_search_query(%s, false, false)", (DIMS,)).fetchone()
         assert built is not None
         text = built[0]
@@ -248,14 +253,19 @@ def statement(
             for _ in range(rounds):
                 for params in prepared:
                     params[26] = tenants
-                    started = time.perf_counter()
-                    cur.execute(EXECUTE, params).fetchall()
-                    times.append((time.perf_counter() - started) * 1000)
+                    with conn.transaction():
+                        for setting in beam:
+                            cur.execute(setting)
+                        started = time.perf_counter()
+                        cur.execute(EXECUTE, params).fetchall()
+                        times.append((time.perf_counter() - started) * 1000)
             params = prepared[len(prepared) // 2]
             params[26] = tenants
-            plan = "\n".join(
-                r[0] for r in cur.execute("explain (analyze, verbose off, costs off) " + EXECUTE, params)
-            )
+            with conn.transaction():
+                for setting in beam:
+                    cur.execute(setting)
+                explain = cur.execute("explain (analyze, verbose off, costs off) " + EXECUTE, params)
+                plan = "\n".join(r[0] for r in explain)
             plans_dir.mkdir(parents=True, exist_ok=True)
             name = f"distributed-{size}-s{shards}-{label.split(':')[0].split(' (')[0].replace(' ', '-')}.txt"
             (plans_dir / name).write_text(plan + "\n", encoding="utf-8")
