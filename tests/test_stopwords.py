@@ -33,6 +33,15 @@ def test_simplified_function_words_listed_only_in_traditional_are_dropped():
     assert "文档" in query_terms("每个文档最多几条结果？")
 
 
+def test_how_many_with_a_measure_word_is_not_a_query_term():
+    # 几条 / 几种 / 第几 were terms: a chunk that happened to hold them outranked one about the subject.
+    assert query_terms("每个文档最多几条结果？") == ["文档", "结果"]
+    assert query_terms("有几种方法") == ["方法"]
+    assert query_terms("第几章讲索引") == ["讲", "索引"]
+    assert query_terms("幾種方法") == query_terms("几种方法")
+    assert "几何" in query_terms("几何图形的面积")
+
+
 def test_every_listed_chinese_word_is_a_stopword_in_both_scripts():
     stop = stopwords()
     for word in ("每个", "每個", "说", "說", "时候", "時候", "这里", "這裡", "這裏", "进行", "進行"):
