@@ -27,6 +27,7 @@ def remote_commands(db: psycopg.Connection, user, max_rows: int) -> tuple[tuple,
         apply_identity(db, user_identity(user))
         db.execute("set local citus.log_remote_commands = on")
         row = db.execute(SCAN, (max_rows,)).fetchone()
+    assert row is not None
     return row, [n for n in notes if n.startswith("issuing")]
 
 
