@@ -21,7 +21,7 @@ from backend.auth import user_identity
 from backend.db import migrations
 from backend.db.connection import connect
 from backend.db.identity import apply_identity
-from bench.latency.plans import PARAM_TYPES
+from bench.latency.plans import PARAM_TYPES, vector_literal
 from tests.factories import (
     acting_as,
     chunk_index_scans,
@@ -158,6 +158,20 @@ def test_a_scope_estimated_above_the_one_pass_limit_is_walked_without_reading_it
 PARAMS = PARAM_TYPES  # hybrid_search_query's 27 parameters, as bench.latency.plans prepares them
 
 
+def statement_plan(conn: psycopg.Connection, build: str, options: str, arguments: str, params: tuple) -> str:
+    """EXPLAIN (options) of the statement `build` returns, PREPAREd and executed with these arguments
+    (bound on the client: EXPLAIN EXECUTE takes no server-side parameters)."""
+    row = conn.execute(build).fetchone()
+    assert row is not None
+    conn.execute(f"prepare statement_plan ({PARAMS}) as {row[0]}")
+    try:
+        cur = psycopg.ClientCursor(conn)
+        cur.execute(f"explain ({options}) execute statement_plan ({arguments})", params)
+        return "\n".join(r[0] for r in cur.fetchall())
+    finally:
+        conn.execute("deallocate statement_plan")
+
+
 @pytest.mark.parametrize(("who", "by_key"), [(USER, True), (OTHER, False)], ids=["300 ids", "5,800 ids"])
 def test_under_rls_the_exact_full_text_leg_reads_the_visible_matches_without_the_scopes_ids(
     narrow, who, by_key
@@ -169,19 +183,16 @@ def test_under_rls_the_exact_full_text_leg_reads_the_visible_matches_without_the
     url, vectors = narrow
     with connect(url, autocommit=True) as conn, acting_as(conn, who):
         ids = [r[0] for r in conn.execute("select id from chunks order by id").fetchall()]
-        row = conn.execute("select public.hybrid_search_query(384, true, true)").fetchone()
-        assert row is not None
-        conn.execute(f"prepare exact_leg ({PARAMS}) as {row[0]}")
-        cur = psycopg.ClientCursor(conn)
-        cur.execute(
-            "explain (costs off) execute exact_leg (%s::vector, public.or_tsquery('袋鼠 澳洲'), 120, '{}', "
+        plan = statement_plan(
+            conn,
+            "select public.hybrid_search_query(384, true, true)",
+            "costs off",
+            "%s::vector, public.or_tsquery('袋鼠 澳洲'), 120, '{}', "
             "1, 1, true, true, null, 60, 30, array[public.or_tsquery('袋鼠'), public.or_tsquery('澳洲')], "
             "array[1.0, 1.0], 0.5, 6.0, %s::bigint[], null, '{}', false, '{}', null, null, null, null, "
-            "%s::bigint[], %s::float8[], null)",
-            ("[" + ",".join(f"{x:.6f}" for x in vectors[0]) + "]", ids, ids[:120], [0.5] * 120),
+            "%s::bigint[], %s::float8[], null",
+            (vector_literal(vectors[0]), ids, ids[:120], [0.5] * 120),
         )
-        plan = "\n".join(r[0] for r in cur.fetchall())
-        conn.execute("deallocate exact_leg")
     assert len(ids) == (PUBLIC + OWN if who is USER else CHUNKS - OWN)
     assert ("id = ANY ('{" in plan) is by_key, plan  # the scope's ids, in the primary key scan
     assert ("hybrid_search_visible_matches" in plan) is not by_key, plan
@@ -194,20 +205,16 @@ def test_the_full_text_score_is_written_out_for_the_querys_terms(narrow, terms):
     migration 038). Beyond 16 the subquery sums them. Either way, the scores of the walk's form."""
     url, vectors = narrow
     words = [f"编号{i}" for i in range(terms)]
-    literal = "[" + ",".join(f"{x:.6f}" for x in vectors[0]) + "]"
     with connect(url, autocommit=True) as conn:
-        row = conn.execute("select public.hybrid_search_query(384)").fetchone()
-        assert row is not None
-        conn.execute(f"prepare scored ({PARAMS}) as {row[0]}")
-        cur = psycopg.ClientCursor(conn)
-        cur.execute(
-            "explain (verbose, costs off) execute scored (%s::vector, public.or_tsquery(%s), 120, '{}', 1, "
+        plan = statement_plan(
+            conn,
+            "select public.hybrid_search_query(384)",
+            "verbose, costs off",
+            "%s::vector, public.or_tsquery(%s), 120, '{}', 1, "
             "1, true, true, null, 60, 30, %s::tsquery[], %s::float8[], 0.5, 6.0, null, null, '{}', false, "
-            "'{}', null, null, null, null, null, null, null)",
-            (literal, " ".join(words), words, [1.0] * terms),
+            "'{}', null, null, null, null, null, null, null",
+            (vector_literal(vectors[0]), " ".join(words), words, [1.0] * terms),
         )
-        plan = "\n".join(r[0] for r in cur.fetchall())
-        conn.execute("deallocate scored")
         ranked = conn.execute(
             "select id, full_text_score from hybrid_search(%s, null, 30, semantic_weight => 0) "
             "order by full_text_rank",

@@ -17,6 +17,7 @@ import uuid
 import psycopg
 
 from backend.cluster.nodes import Cluster
+from bench.common.db import scalar
 
 INSERTS = 300
 CHUNK = (
@@ -29,12 +30,6 @@ CACHED_PLANS = (
 )
 
 
-def value(conn: psycopg.Connection, query: str, params: tuple = ()) -> tuple:
-    row = conn.execute(query, params).fetchone()
-    assert row is not None
-    return row
-
-
 def test_a_worker_session_inserting_chunks_does_not_grow(cluster: Cluster, db: psycopg.Connection):
     tenant = uuid.uuid4()
     document = uuid.uuid4()
@@ -43,13 +38,13 @@ def test_a_worker_session_inserting_chunks_does_not_grow(cluster: Cluster, db: p
         "values (%s, %s, %s, 'memory', 'memory', 'test', 'h')",
         (document, tenant, tenant),
     )
-    (port, name) = value(
+    port = scalar(
         db,
-        "select s.nodeport, current_database() from citus_shards s "
-        "where s.table_name = 'public.chunks'::regclass "
+        "select s.nodeport from citus_shards s where s.table_name = 'public.chunks'::regclass "
         "and s.shardid = get_shard_id_for_distribution_column('public.chunks', %s)",
         (tenant,),
     )
+    name = scalar(db, "select current_database()")
     worker = next(w for w in cluster.workers if w.port == port)
     # On the shard's own node the insert runs locally: its trigger runs in this backend.
     with psycopg.connect(worker.url(name), autocommit=True) as conn:
@@ -57,7 +52,7 @@ def test_a_worker_session_inserting_chunks_does_not_grow(cluster: Cluster, db: p
         for position in range(INSERTS):
             conn.execute(CHUNK, (tenant, document, tenant, position, f"h{position}", "[1,0,0,0]"))
             if position in (20, INSERTS - 1):
-                sizes.append(value(conn, CACHED_PLANS)[0])
+                sizes.append(scalar(conn, CACHED_PLANS))
         assert conn.execute(
             "select count(*) from public.chunks where tenant_id = %s and document_id = %s", (tenant, document)
         ).fetchone() == (INSERTS,)
