@@ -21,7 +21,10 @@
 --
 -- The threshold (migration 029): max_rows as given for a corpus of up to 100k chunks; with a query
 -- vector, max_rows x sqrt(chunks / 100k) above that (pg_class.reltuples), and for a scope ranked in
--- one pass of chunks_exact_384_idx (below) twice that times sqrt(k / 30) when k > 30 (migration 033).
+-- one pass of chunk_scope_vectors_idx (below) 2.5 x that (2 x before 039) times sqrt(k / 30) when
+-- k > 30 (migration 033). A filtered scope keeps sqrt(N) alone: its distances cost half as much since
+-- 039 (step 3), but a larger limit lengthens the count a scope above it pays before its walk (at 1M,
+-- sqrt(2) x sqrt(k / 30): hybrid_search 127 -> 61 ms at 1 %, 80 -> 114 at 2 %, 19 -> 109 at 10 %).
 -- Call it `the limit` here.
 -- Bounded cost, in two steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
@@ -33,8 +36,9 @@
 --      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
 --      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
 --      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
---   3. only when at most the limit came back, their distances (the rows by primary key, each
---      embedding read once) and the k nearest.
+--   3. only when at most the limit came back, their distances (in half precision from
+--      chunk_scope_vectors by primary key, the nearest measured again at full precision from the rows;
+--      above 1,280 dimensions the rows by primary key, each embedding read once) and the k nearest.
 -- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
 -- is too low costs the bounded count.
 --
@@ -99,18 +103,22 @@ declare
                             when all_rows then collections
                             else array(select unnest(collections) intersect select unnest(member_of)) end;
     plan json;
+    pool bigint[];
+    query_half halfvec;
     -- The threshold follows the corpus (issue 31, migration 029): max_rows is the threshold of a
     -- corpus of up to 100k chunks; with a query vector it grows with the square root of the chunk
     -- count (pg_class.reltuples, the planner's statistics): the exact plan's cost grows with the
     -- admitted chunks n, the filtered HNSW walk's with the chunks it passes to find its candidates,
     -- ~ N / n of them, so the two meet near n ~ sqrt(N). search_scope() (no vector) keeps max_rows.
     rows_limit integer;
-    -- A scope without a filter is ranked in one pass of chunks_exact_384_idx (search_scope_vectors),
-    -- measured at 2-4.5x cheaper per admitted chunk than the heap path: it admits twice as many, and
-    -- more when the caller asks for more than 30 neighbours (migration 033): the filtered walk passes
-    -- ~k x N / n tuples before k of them are in scope, so the crossover grows as sqrt(k x N) —
-    -- hybrid_search's vector leg (k = 4 x match_count, 120) crosses at twice match_documents' scope
-    -- (k 30) and is limited at 2x (at 1M: 37,947 admitted chunks against 18,974).
+    -- A scope without a filter is ranked in one pass of chunk_scope_vectors (search_scope_vectors),
+    -- 5-7x cheaper per admitted chunk than the heap path: it admits 2.5 times as many (twice in 029;
+    -- 039's half-precision pass costs 0.6-0.9 us a chunk at 1M against 1.1-1.6 for 029's full
+    -- vectors, and the crossover grows as the square root of that ratio, 1.25x), and more when the
+    -- caller asks for more than 30 neighbours (migration 033): the filtered walk passes ~k x N / n
+    -- tuples before k of them are in scope, so the crossover grows as sqrt(k x N) — hybrid_search's
+    -- vector leg (k = 4 x match_count, 120) crosses at twice match_documents' scope (k 30) and is
+    -- limited at 2x (at 1M: 47,434 admitted chunks against 23,717).
     one_pass boolean;
     -- The estimate's margin (step 1): a scope estimated above margin x the limit is not counted; a
     -- filter's estimate can be off by far more than the policies' columns'. For a scope ranked in one
@@ -150,15 +158,14 @@ begin
         into rows_limit
         from pg_class c where c.oid = 'public.chunks'::regclass;
     end if;
-    one_pass := query_embedding is not null and search_scope_scan.embedding_dims = 384
+    -- chunk_scope_vectors holds every chunk, with its vector up to 1,280 dimensions (migration 039;
+    -- 029's index held the 384-d ones, and the one pass was for a corpus all 384-d)
+    one_pass := query_embedding is not null and search_scope_scan.embedding_dims <= 1280
        and filter_path is null and coalesce(containment, '{}'::jsonb) = '{}'::jsonb
        and created_from is null and created_until is null and updated_from is null and updated_until is null
-       and (user_rows and not all_rows or collections is not null)
-       -- the ids must name every chunk in scope (the full-text leg reads them): a corpus all 384-d
-       and not exists (select 1 from public.chunks c where c.embedding_dims < 384)
-       and not exists (select 1 from public.chunks c where c.embedding_dims > 384);
+       and (user_rows and not all_rows or collections is not null);
     if one_pass then
-        rows_limit := least(ceil(2 * rows_limit * sqrt(greatest(coalesce(k, 0), 30) / 30.0)), 1000000);
+        rows_limit := least(ceil(2.5 * rows_limit * sqrt(greatest(coalesce(k, 0), 30) / 30.0)), 1000000);
         margin := 1.0;
     end if;
     if not (all_rows or user_rows) then
@@ -175,9 +182,9 @@ begin
     if (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision > margin * rows_limit then
         return;
     end if;
-    -- Without a filter the scope is the policies' columns alone, which chunks_exact_384_idx
-    -- (migration 029) holds with the vectors, ordered by scope: count and rank it in one pass of
-    -- that index, when the corpus is all 384-d (the ids must name every chunk in scope).
+    -- Without a filter the scope is the policies' columns alone, which chunk_scope_vectors_idx
+    -- (migration 039) holds with the vectors in half precision, ordered by scope: count and rank it in
+    -- one pass of that index, the nearest measured again at full precision (search_scope_vectors).
     if one_pass then
         select v.ids, v.nearest, v.distances into ids, nearest, distances
         from public.search_scope_vectors(rows_limit, query_embedding, embedding_model, k, auth.uid(),
@@ -195,14 +202,30 @@ begin
         return;
     end if;
     -- Small enough: the distance of every admitted chunk in the query's space, the k nearest kept
-    -- (a bounded heap sort). Their heap pages were just read; the embeddings are read out of line.
+    -- (a bounded heap sort). Up to 1,280 dimensions (migration 039) the distances are taken in half
+    -- precision from chunk_scope_vectors by primary key — a narrow row each, where a chunk's row and
+    -- its out-of-line embedding cost twice as much (at 1M, 10k admitted: 36 against 72 ms) — and the
+    -- 1.25 k + 10 nearest are measured again at full precision below, as search_scope_vectors does.
+    pool := ids;
+    if query_embedding is not null and search_scope_scan.embedding_dims <= 1280 then
+        query_half := public.scope_vector(query_embedding);
+        pool := array(
+            select v.id
+            from public.chunk_scope_vectors v
+            where v.id = any(ids)
+              and v.embedding_dims = search_scope_scan.embedding_dims
+              and (search_scope_scan.embedding_model is null
+                   or v.embedding_model = search_scope_scan.embedding_model)
+            order by v.embedding <=> query_half, v.id
+            limit ceil(1.25 * greatest(coalesce(k, 0), 0)) + 10);
+    end if;
     select coalesce(array_agg(n.id order by n.distance, n.id), '{}'),
            coalesce(array_agg(n.distance order by n.distance, n.id), '{}')
     into nearest, distances
     from (
         select c.id, c.embedding <=> query_embedding as distance
         from public.chunks c
-        where c.id = any(ids)
+        where c.id = any(pool)
           and query_embedding is not null
           and c.embedding_dims = search_scope_scan.embedding_dims
           and (search_scope_scan.embedding_model is null

@@ -187,11 +187,13 @@ def loaded_document(external_id: str, content: str, title: str = "标题", **met
 
 
 def chunk_index_scans(watcher: psycopg.Connection) -> dict[str, int]:
-    """{index name: idx_scan} of the chunks table's indexes, and "seq": its sequential scans, as the
-    statistics have them now."""
+    """{index name: idx_scan} of the indexes of the chunks table and of its exact plan's copy
+    (chunk_scope_vectors, migration 039), and "seq": the chunks' sequential scans, as the statistics
+    have them now."""
     watcher.execute("select pg_stat_clear_snapshot()")
     rows = watcher.execute(
-        "select indexrelname, idx_scan from pg_stat_user_indexes where relname = 'chunks'"
+        "select indexrelname, idx_scan from pg_stat_user_indexes "
+        "where relname in ('chunks', 'chunk_scope_vectors')"
     ).fetchall()
     seq = watcher.execute("select seq_scan from pg_stat_user_tables where relname = 'chunks'").fetchone()
     assert seq is not None

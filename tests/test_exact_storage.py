@@ -1,9 +1,10 @@
-"""The exact plan's storage (migration 029): a user's scope without a filter is counted and ranked
-in one pass of chunks_exact_384_idx, a covering index (collection_id, visibility, owner_id, id)
-include (embedding_model, embedding), consistent with the chunks on every write path — ingest, bulk
-COPY, re-embed, delete, a document moved into or out of a collection — because it is an index of the
-chunks table, maintained by PostgreSQL in the same transaction, and never a relation any API role can
-read; what it returns is what the heap rows say, for each user."""
+"""The exact plan's storage (migrations 029, 039): a user's scope without a filter is counted and ranked
+in one pass of chunk_scope_vectors_idx — (collection_id, visibility, owner_id, id) include
+(embedding_dims, embedding_model, embedding), the embedding in half precision — and its nearest are
+measured again at full precision. chunk_scope_vectors is kept equal to the chunks by statement
+triggers on every write path — ingest, bulk COPY, re-embed, delete, truncate, a document moved into
+or out of a collection — in the same transaction, and is a relation no API role can read; what the
+plan returns is what the heap rows say, for each user."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from backend.auth import SERVICE_IDENTITY, user_identity
 from backend.testing import HashingEmbedder
 from tests.factories import acting_as, loaded_document
 
-INDEX = "chunks_exact_384_idx"
+INDEX = "chunk_scope_vectors_idx"
 A, B = (user_identity(uuid.UUID(int=n)) for n in (0xA1, 0xB1))
 TEXTS = {
     "kangaroo": "尤金袋鼠分布在澳洲南部岛屿及西岸地区。",
@@ -121,12 +122,11 @@ def test_ingest_writes_what_the_exact_plan_reads(services, db, watcher):
     assert len(check(db, watcher, query)) == public < db.execute("select count(*) from chunks").fetchone()[0]
 
 
-def test_a_bulk_copy_load_rebuilds_it(make_services, db, watcher):
+def test_a_bulk_copy_load_writes_it(make_services, db, watcher):
     services = make_services()
     ingest(services, ["kangaroo"])
     summary = ingest(services, ["koala", "panda", "penguin"], bulk=True)
     assert summary.bulk is not None
-    assert INDEX not in summary.bulk.deferred_indexes  # a btree: maintained row by row during the COPY
     query = services.embedder.embed_query(QUERY)
     assert len(check(db, watcher, query)) == db.execute("select count(*) from chunks").fetchone()[0]
 
@@ -195,15 +195,26 @@ def test_a_document_moved_into_and_out_of_a_collection_is_ranked_for_its_members
         assert exact(db, query) == truth(db, query, f"owner_id = '{A.user_id}'")
 
 
-def test_no_api_role_can_read_the_stored_vectors_outside_the_policies(db):
-    """It is an index: no role selects from it, and the roles of the API get no new relation."""
-    kind = db.execute("select relkind from pg_class where relname = %s", (INDEX,)).fetchone()
-    assert kind == ("i",)
-    for role in ("anon", "authenticated"):
+def test_truncating_the_chunks_empties_it(services, db, watcher):
+    ingest(services, ["kangaroo", "koala"])
+    assert db.execute("select count(*) from chunk_scope_vectors").fetchone()[0] > 0
+    db.execute("truncate chunks")
+    assert db.execute("select count(*) from chunk_scope_vectors").fetchone()[0] == 0
+    ingest(services, ["panda"])  # and fills again
+    query = services.embedder.embed_query(QUERY)
+    assert len(check(db, watcher, query)) == db.execute("select count(*) from chunks").fetchone()[0]
+
+
+def test_no_api_role_can_read_the_stored_vectors(db):
+    """Every chunk's policy columns and vector, whoever owns it: no role of the API may select from the
+    table (RLS is on and no policy exists, and no role is granted it), service_role included."""
+    row = db.execute("select relrowsecurity from pg_class where relname = 'chunk_scope_vectors'").fetchone()
+    assert row == (True,)
+    for role in ("anon", "authenticated", "service_role"):
         db.execute(f"set role {role}")
         try:
-            with pytest.raises(psycopg.errors.WrongObjectType):
-                db.execute(f"select * from {INDEX}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                db.execute("select count(*) from chunk_scope_vectors")
         finally:
             db.execute("reset role")
 

@@ -140,8 +140,10 @@ def test_row_level_security_hides_rows_from_anon_but_not_from_the_backend(db):
         "do $$ begin if not exists (select 1 from pg_roles where rolname = 'anon') "
         "then create role anon nologin; end if; end $$"
     )
-    db.execute("grant usage on schema public to anon; grant select on all tables in schema public to anon")
-    with db.transaction():
+    # granted inside a transaction that is rolled back: the session's database keeps its privileges
+    with db.transaction(force_rollback=True):
+        db.execute("grant usage on schema public to anon")
+        db.execute("grant select on all tables in schema public to anon")
         db.execute("set local role anon")
         assert db.execute("select count(*) from documents").fetchone() == (0,)
         db.execute("reset role")

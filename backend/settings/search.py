@@ -69,8 +69,9 @@ class SearchSettings(BaseModel):
         le=1_000_000,
         description="A filtered or row-level-secured search whose scope admits at most this many chunks "
         "ranks them exactly (every distance computed) instead of walking HNSW; 0: always HNSW. The value "
-        "for a corpus of up to 100k chunks: the SQL scales it by sqrt(chunks / 100k) above, and doubles it "
-        "for a signed-in user's scope without a filter (one pass of chunks_exact_384_idx, migration 029). "
+        "for a corpus of up to 100k chunks: the SQL scales it by sqrt(chunks / 100k) above, and raises it "
+        "for a signed-in user's scope without a filter (one pass of its half-precision vectors, migrations "
+        "029 and 039: 2.5 x). "
         "sql/README.md, bench/latency/plan_threshold.py, bench/latency/crossover.py.",
     )
     # Stage 2 + 3: a versioned rerank policy (backend/retrieval/policies/rerank_v<N>.json) weights the

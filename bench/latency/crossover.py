@@ -4,7 +4,7 @@
 
 On bench/latency's kept database of that size (load it first: `python -m bench.latency --sizes N
 --keep-db ...`), for every tenant and collection scope of the selectivity sweep (a signed-in user,
-through RLS, no filter: what migration 029 reads in one pass of chunks_exact_384_idx), each question
+through RLS, no filter: what migrations 029 / 039 read in one pass of the scope's vectors), each question
 runs back to back in alternating order as
     exact    exact_scan_threshold 1,000,000: the scope counted and ranked exactly
     heap     the same with a filter every chunk passes (created_at after 1900): the filtered path,

@@ -116,10 +116,11 @@ def load(
     refresh_term_stats() once at the end.
     """
     index = f"chunks_embedding_{corpus.dims}_hnsw_idx"
-    # The exact plan's covering btree (migration 029) is rebuilt too: filled by the COPY's insertions,
-    # whose keys (collection, visibility, owner, id) land all over it, its pages split half full —
-    # 4.1 GB at 1M chunks against 2.15 GB rebuilt (REINDEX, 73 s).
-    exact_index = f"chunks_exact_{corpus.dims}_idx"
+    # The exact plan's covering btree (migration 029's chunks_exact_384_idx, since 039 on the
+    # chunk_scope_vectors copy) is rebuilt too: filled by the COPY's insertions, whose keys
+    # (collection, visibility, owner, id) land all over it, its pages split half full — 4.1 GB at 1M
+    # chunks against 2.15 GB rebuilt (REINDEX, 73 s; migration 029's index).
+    exact_index = "chunk_scope_vectors_idx"
     out: dict[str, Any] = {
         "term_stats_mode": term_stats,
         "batch_chunks": batch_chunks,
@@ -177,7 +178,9 @@ def load(
         if exact_indexdef:
             out["exact_index_build_seconds"] = timed(conn, exact_indexdef)
         conn.autocommit = True
-        out["vacuum_analyze_seconds"] = timed(conn, "vacuum (analyze) public.chunks, public.documents")
+        out["vacuum_analyze_seconds"] = timed(
+            conn, "vacuum (analyze) public.chunks, public.documents, public.chunk_scope_vectors"
+        )
     return out
 
 

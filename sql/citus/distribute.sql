@@ -99,6 +99,15 @@ end;
 $$;
 revoke execute on function public.research_runs_forget_deleted() from public, anon, authenticated, service_role;
 
+-- Migration 039's half-precision copy of the vectors (chunk_scope_vectors) serves the single node's
+-- one-pass exact plan, which the cluster does not use (sql/citus/search_scope_scan.sql): its triggers
+-- would write a coordinator table from the shards. Dropped with them before the chunks are distributed.
+drop trigger if exists chunks_scope_vectors_insert on public.chunks;
+drop trigger if exists chunks_scope_vectors_update on public.chunks;
+drop trigger if exists chunks_scope_vectors_delete on public.chunks;
+drop trigger if exists chunks_scope_vectors_truncate on public.chunks;
+drop table if exists public.chunk_scope_vectors;
+
 do $distribute$
 declare
     tenant_tables constant text[] := array[

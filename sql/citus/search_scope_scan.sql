@@ -15,11 +15,11 @@
 -- (search_tenants(collections)). A narrowed call is not counted from corpus_stats (a collection's
 -- scope holds the chunks of members who may have left, and a user's own chunks in a collection they
 -- are no member of are admitted too): it goes to the bounded count directly.
--- Migration 029's one-pass read of an unfiltered scope (search_scope_vectors() over the covering
--- index chunks_exact_384_idx, ordered by collection / visibility / owner) is not used here: the
--- index is created on every shard with the table, but each statement below names the tenants in
--- scope (tenant_id is not in that index), so the cluster keeps the bounded count and the distances by
--- primary key, which rank the same rows. Its threshold that grows with sqrt(chunks / 100k) is not
+-- The one-pass read of an unfiltered scope (search_scope_vectors() over chunk_scope_vectors,
+-- migrations 029 and 039, ordered by collection / visibility / owner) is not used here: that copy is
+-- a table the single node's triggers keep (db distribute drops it), and each statement below names
+-- the tenants in scope, so the cluster keeps the bounded count and the distances by primary key,
+-- which rank the same rows. Its threshold that grows with sqrt(chunks / 100k) is not
 -- applied here either: max_rows as given (a cluster's chunk count is the workers' sum; the shell
 -- table's reltuples is 0). Both only decide exact ranking against an HNSW walk above 3,000 admitted
 -- chunks (the cluster tests are far below it). Migration 033's changes to the one-pass limit (x
