@@ -205,7 +205,8 @@ begin
     -- (a bounded heap sort). Up to 1,280 dimensions (migration 039) the distances are taken in half
     -- precision from chunk_scope_vectors by primary key — a narrow row each, where a chunk's row and
     -- its out-of-line embedding cost twice as much (at 1M, 10k admitted: 36 against 72 ms) — and the
-    -- 1.25 k + 10 nearest are measured again at full precision below, as search_scope_vectors does.
+    -- scope_pool_size(k) nearest are measured again at full precision (scope_nearest), as
+    -- search_scope_vectors does.
     pool := ids;
     if query_embedding is not null and search_scope_scan.embedding_dims <= 1280 then
         query_half := public.scope_vector(query_embedding);
@@ -217,22 +218,10 @@ begin
               and (search_scope_scan.embedding_model is null
                    or v.embedding_model = search_scope_scan.embedding_model)
             order by v.embedding <=> query_half, v.id
-            limit ceil(1.25 * greatest(coalesce(k, 0), 0)) + 10);
+            limit public.scope_pool_size(k));
     end if;
-    select coalesce(array_agg(n.id order by n.distance, n.id), '{}'),
-           coalesce(array_agg(n.distance order by n.distance, n.id), '{}')
-    into nearest, distances
-    from (
-        select c.id, c.embedding <=> query_embedding as distance
-        from public.chunks c
-        where c.id = any(pool)
-          and query_embedding is not null
-          and c.embedding_dims = search_scope_scan.embedding_dims
-          and (search_scope_scan.embedding_model is null
-               or c.embedding_model = search_scope_scan.embedding_model)
-        order by 2, 1
-        limit greatest(coalesce(k, 0), 0)
-    ) n;
+    select n.nearest, n.distances into nearest, distances
+    from public.scope_nearest(pool, query_embedding, search_scope_scan.embedding_dims, embedding_model, k) n;
 end;
 $$;
 -- A definer function reaches every chunk: only the roles the retrieval functions run as may call it.

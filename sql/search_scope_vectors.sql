@@ -17,10 +17,9 @@
 --   1. the scope, as three disjoint index-only ranges — the public chunks (a skip scan over
 --      collection_id), the caller's own private ones (a skip scan over (collection_id, visibility)),
 --      the private ones of the collections — each chunk's distance to the query in half precision, and
---      the 1.25 k + 10 nearest by it;
---   2. those chunks' embeddings read by primary key and measured at full precision: the k nearest and
---      their exact distances. Half precision moves a distance by ~1e-4, so only near-ties at the k-th
---      place could change sides; the margin of 0.25 k + 10 measured again covers them.
+--      the scope_pool_size(k) = 1.25 k + 10 nearest by it;
+--   2. those chunks' embeddings read by primary key and measured at full precision (scope_nearest()):
+--      the k nearest and their exact distances.
 -- Bitmap and sequential scans are off for this function's statement only (its SET clauses end with
 -- it): the index-only scan is the plan even before the visibility map is set after an ingest.
 -- Usage:   (as the owner) select cardinality(ids), nearest[1:3]
@@ -86,20 +85,14 @@ begin
     -- the nearest by half precision, selected in the same pass (a bounded heap sort of the scope)
     select array(select s.id from s),
            array(select s.id from s where s.distance is not null
-                 order by s.distance, s.id limit ceil(1.25 * greatest(coalesce(k, 0), 0)) + 10)
+                 order by s.distance, s.id limit public.scope_pool_size(k))
     into ids, pool;
     if cardinality(ids) > max_rows then
         ids := null;
         return;
     end if;
-    select coalesce(array_agg(t.id order by t.distance, t.id), '{}'),
-           coalesce(array_agg(t.distance order by t.distance, t.id), '{}')
-    into nearest, distances
-    from (select c.id, c.embedding <=> query_embedding as distance
-          from public.chunks c
-          where c.id = any(pool)
-          order by 2, 1
-          limit greatest(coalesce(k, 0), 0)) t;
+    select n.nearest, n.distances into nearest, distances
+    from public.scope_nearest(pool, query_embedding, query_dims, embedding_model, k) n;
 end;
 $$;
 -- It trusts the caller for uid and the memberships: only search_scope_scan (SECURITY DEFINER, the same

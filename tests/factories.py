@@ -188,16 +188,20 @@ def loaded_document(external_id: str, content: str, title: str = "标题", **met
 
 def chunk_index_scans(watcher: psycopg.Connection) -> dict[str, int]:
     """{index name: idx_scan} of the indexes of the chunks table and of its exact plan's copy
-    (chunk_scope_vectors, migration 039), and "seq": the chunks' sequential scans, as the statistics
-    have them now."""
+    (chunk_scope_vectors, migration 039), "seq": the chunks' sequential scans and "copy_seq" the
+    copy's, as the statistics have them now."""
     watcher.execute("select pg_stat_clear_snapshot()")
     rows = watcher.execute(
         "select indexrelname, idx_scan from pg_stat_user_indexes "
         "where relname in ('chunks', 'chunk_scope_vectors')"
     ).fetchall()
-    seq = watcher.execute("select seq_scan from pg_stat_user_tables where relname = 'chunks'").fetchone()
-    assert seq is not None
-    return {**dict(rows), "seq": seq[0]}
+    seq: dict[str, int] = dict(
+        watcher.execute(
+            "select relname, seq_scan from pg_stat_user_tables "
+            "where relname in ('chunks', 'chunk_scope_vectors')"
+        ).fetchall()
+    )
+    return {**dict(rows), "seq": seq["chunks"], "copy_seq": seq.get("chunk_scope_vectors", 0)}
 
 
 def chunk_index_scans_after(

@@ -8,14 +8,19 @@ model's (Gemini's 768) is ranked the same way instead of reading every admitted 
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import numpy as np
 import pytest
 
 from backend.auth import user_identity
-from tests.factories import acting_as, insert_chunk, insert_document
+from tests.factories import (
+    acting_as,
+    chunk_index_scans,
+    chunk_index_scans_after,
+    insert_chunk,
+    insert_document,
+)
 
 USER = user_identity(uuid.UUID(int=3901))
 OTHER = user_identity(uuid.UUID(int=3902))
@@ -56,38 +61,10 @@ def scope_scan(conn, query: np.ndarray, k: int) -> tuple[list[int] | None, list[
     return row[0], row[1], row[2]
 
 
-def vector_scans(watcher, conn=None, before: int | None = None) -> int:
-    """idx_scan of chunk_scope_vectors_idx; with `before`, waits (5 s at most) for conn's count to move."""
-    deadline = time.monotonic() + 5
-    while True:
-        if conn is not None:
-            conn.execute("select pg_stat_force_next_flush()")
-        watcher.execute("select pg_stat_clear_snapshot()")
-        row = watcher.execute(
-            "select idx_scan from pg_stat_user_indexes where indexrelname = %s", (INDEX,)
-        ).fetchone()
-        assert row is not None, f"{INDEX} does not exist"
-        if before is None or row[0] != before or time.monotonic() > deadline:
-            return int(row[0])
-        time.sleep(0.1)
-
-
-def copy_reads(watcher, conn=None, before: int | None = None) -> int:
-    """Scans of chunk_scope_vectors, by any index or sequentially (the planner picks by the table's
-    statistics); with `before`, waits (5 s at most) for conn's count to move."""
-    deadline = time.monotonic() + 5
-    while True:
-        if conn is not None:
-            conn.execute("select pg_stat_force_next_flush()")
-        watcher.execute("select pg_stat_clear_snapshot()")
-        row = watcher.execute(
-            "select seq_scan + coalesce(idx_scan, 0) from pg_stat_user_tables "
-            "where relname = 'chunk_scope_vectors'"
-        ).fetchone()
-        assert row is not None
-        if before is None or row[0] != before or time.monotonic() > deadline:
-            return int(row[0])
-        time.sleep(0.1)
+def copy_reads(scans: dict[str, int]) -> int:
+    """Scans of chunk_scope_vectors by any of its indexes or sequentially (the planner picks by the
+    table's statistics), from chunk_index_scans()."""
+    return scans["copy_seq"] + scans.get(INDEX, 0) + scans.get("chunk_scope_vectors_pkey", 0)
 
 
 @pytest.fixture
@@ -129,7 +106,7 @@ def test_a_filtered_scope_is_measured_from_the_copy_and_exactly(db, large_scope,
     everyone = db.execute("select id, embedding from chunks order by id").fetchall()
     all_ids = np.array([r[0] for r in everyone])
     all_vectors = np.array([r[1].to_numpy() for r in everyone], dtype=np.float64)
-    before = copy_reads(watcher_conn)
+    before = chunk_index_scans(watcher_conn)
     for i in range(6):
         query = (vectors[i * 400] + rng.normal(size=384) * (0.6 / np.sqrt(384))).astype(np.float32)
         query /= np.linalg.norm(query)
@@ -144,8 +121,10 @@ def test_a_filtered_scope_is_measured_from_the_copy_and_exactly(db, large_scope,
         assert len(row[0]) == len(all_ids)
         assert row[1] == all_ids[order].tolist()
         assert row[2] == pytest.approx(distances[order].tolist(), abs=1e-6)
-    reads = copy_reads(watcher_conn, db, before)
-    assert reads > before, "the filtered scope's distances were not taken from chunk_scope_vectors"
+    after = chunk_index_scans_after(db, watcher_conn, before)
+    assert copy_reads(after) > copy_reads(before), (
+        "the filtered scope's distances were not taken from the copy"
+    )
 
 
 def test_a_768_dimension_corpus_is_ranked_in_one_pass(db, watcher_conn):
@@ -161,11 +140,11 @@ def test_a_768_dimension_corpus_is_ranked_in_one_pass(db, watcher_conn):
     db.execute("vacuum (analyze) chunks")
     db.execute("vacuum (analyze) chunk_scope_vectors")
     query = vectors[5]
-    before = vector_scans(watcher_conn)
+    before = chunk_index_scans(watcher_conn)
     with acting_as(db, USER):
         scope, nearest, distances = scope_scan(db, query, 5)
-    scans = vector_scans(watcher_conn, db, before)
-    assert scans > before, "the 768-d scope was not read from chunk_scope_vectors"
+    after = chunk_index_scans_after(db, watcher_conn, before)
+    assert after[INDEX] > before[INDEX], "the 768-d scope was not read from chunk_scope_vectors"
     assert scope is not None
     assert sorted(scope) == sorted([*ids, public_id])
     order = np.argsort(1 - vectors @ query, kind="stable")
