@@ -22,16 +22,20 @@
 -- The threshold (migration 029): max_rows as given for a corpus of up to 100k chunks; with a query
 -- vector, max_rows x sqrt(chunks / 100k) above that (pg_class.reltuples), and for a scope ranked in
 -- one pass of chunk_scope_vectors_idx (below) 2.5 x that (2 x before 039) times sqrt(k / 30) when
--- k > 30 (migration 033). A filtered scope keeps sqrt(N) alone: its distances cost half as much since
--- 039 (step 3), but a larger limit lengthens the count a scope above it pays before its walk (at 1M,
--- sqrt(2) x sqrt(k / 30): hybrid_search 127 -> 61 ms at 1 %, 80 -> 114 at 2 %, 19 -> 109 at 10 %).
--- Call it `the limit` here.
+-- k > 30 (migration 033). A filtered scope's limit is the sqrt(N) one, times 0.7 x sqrt(k / 30) when
+-- that is above 1 (migration 042: hybrid_search's vector leg, k 120, 1.4 x; match_documents and
+-- any k up to 61 unchanged). Measured at 1M (bench.latency.crossover --filtered): the filtered exact
+-- plan ties the walk near 6.5-7k admitted chunks for match_documents and near 12k for
+-- hybrid_search (its full-text leg and fusion cost in both plans; the walk for 120 candidates
+-- passes 4 x the tuples). Before 041 a larger limit lengthened the count a scope above it paid before
+-- its walk (sqrt(2) x sqrt(k / 30): 80 -> 114 ms at 2 %, 19 -> 109 at 10 %); the block sample of
+-- step 1 now stands in for that count. Call it `the limit` here.
 -- Bounded cost, in two steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
 --      statistics, a fraction of a millisecond): above 4 x the limit (1 x for a scope ranked in one
 --      pass, estimated from the policies' columns alone; migrations 033, 035) the answer is null at once;
---      between 1.5 and 4 x, or above 1.5 x with a residual path (whose estimate is a constant third of
---      the rows), a block sample of the scope decides (migration 041): above 1.5 x the limit, null;
+--      between 1 and 4 x, or above 1 x with a residual path (whose estimate is a constant third of
+--      the rows), a block sample of the scope decides (migrations 041, 042): above the limit, null;
 --   2. otherwise the admitted ids, at most the limit + 1 of them (LIMIT; no embedding read), through
 --      the indexes that serve the scope: the statement is planned for this call's values, so the planner
 --      combines chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
@@ -175,6 +179,9 @@ begin
        and (user_rows and not all_rows or collections is not null);
     if one_pass then
         rows_limit := least(ceil(2.5 * rows_limit * sqrt(greatest(coalesce(k, 0), 30) / 30.0)), 1000000);
+    elsif query_embedding is not null then
+        rows_limit := least(ceil(rows_limit * greatest(1.0, 0.7 * sqrt(greatest(coalesce(k, 0), 30) / 30.0))),
+                            1000000);
     end if;
     if not (all_rows or user_rows) then
         ids := '{}';
@@ -188,20 +195,22 @@ begin
           updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
           coalesce(filter_dates, false), member_of, collections, null::integer, narrowed;
     estimate := (plan -> 0 -> 'Plan' ->> 'Plan Rows')::double precision;
-    -- Two estimates cannot decide (migration 041): a filter's between 1.5 and 4 x the limit (a metadata
+    -- Two estimates cannot decide (migration 041): a filter's between 1 and 4 x the limit (a metadata
     -- condition is estimated from a histogram of ~100 rows: in steps of ~1 % of the table, at 1M the
     -- limit itself), and any estimate with a residual path (a jsonpath condition is estimated as a
     -- third of the rows whatever it says: a range that admits 528 of 1M chunks walked HNSW, and the
     -- walk's bound on the tuples it passes returned 7-14 of 30 rows, recall@10 0.3-0.8). For those,
     -- the scope is counted on a block sample of the table (TABLESAMPLE SYSTEM, REPEATABLE: the same
     -- pages for the same table, so the same question plans the same way) sized for SAMPLE_HITS rows
-    -- at the limit; above 1.5 x the limit it walks, at once — at 1M 2-4 ms for ~2,000 rows, where
-    -- the bounded count of a scope above the limit costs 13-17 ms before the walk.
+    -- at the limit; above the limit it walks, at once — at 1M 3-5 ms for ~2,000 rows, where the
+    -- bounded count of a scope above the limit costs 13-17 ms before the walk. (041 sampled from 1.5 x
+    -- and walked above 1.5 x; 042 samples from 1 x, the sample standing in for a count that would
+    -- mostly find the scope above the limit: near the limit the two plans cost about the same.)
     if one_pass then
         if estimate > rows_limit then
             return;
         end if;
-    elsif estimate > 1.5 * rows_limit and (filter_path is not null or estimate <= margin * rows_limit) then
+    elsif estimate > rows_limit and (filter_path is not null or estimate <= margin * rows_limit) then
         sample_share := sample_hits / rows_limit;
         if sample_share < 1 then
             execute 'select count(*) from ('
@@ -210,7 +219,7 @@ begin
             using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
                   updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
                   coalesce(filter_dates, false), member_of, collections, 100 * sample_share, narrowed;
-            if sampled > 1.5 * sample_hits then
+            if sampled > sample_hits then
                 return;
             end if;
             -- A residual path with nothing an index serves beside it is counted by reading the whole

@@ -24,8 +24,9 @@
 -- table's reltuples is 0). Both only decide exact ranking against an HNSW walk above 3,000 admitted
 -- chunks (the cluster tests are far below it). Migration 033's changes to the one-pass limit (x
 -- sqrt(k / 30)) and its estimate margin (1.5, 1 since migration 035) concern that one-pass read only:
--- nothing to bring here. Migration 041's block sample (a filter estimated between 1.5 and 4 x the
--- limit, or with a residual path, counted on TABLESAMPLE SYSTEM) is not brought here either: a
+-- nothing to bring here. Migration 041's block sample (a filter estimated between 1 and 4 x the
+-- limit, or with a residual path, counted on TABLESAMPLE SYSTEM) and 042's larger filtered limit for
+-- a vector leg of more than 61 neighbours are not brought here either: a
 -- distributed table's sample would be a multi-shard query of its own, and the 4 x margin on the
 -- workers' estimate is kept (a residual path's estimate is a third of the tenants' chunks, so a small
 -- residual scope of tenants holding more than 12 x max_rows chunks walks; see the single node's notes).
