@@ -210,7 +210,11 @@ begin
         if estimate > rows_limit then
             return;
         end if;
-    elsif estimate > rows_limit and (filter_path is not null or estimate <= margin * rows_limit) then
+    -- Without a query vector (search_scope(): the ids are the answer, there is no walk to choose) a
+    -- filter is counted as before 041; a residual path is still sampled, so that a small one is
+    -- counted rather than answered null from its estimate (migration 043).
+    elsif estimate > rows_limit
+          and (filter_path is not null or query_embedding is not null and estimate <= margin * rows_limit) then
         sample_share := sample_hits / rows_limit;
         if sample_share < 1 then
             execute 'select count(*) from ('

@@ -101,3 +101,17 @@ def test_a_wide_range_still_walks_and_finds_its_rows(db, scored):
     assert {r[1] for r in rows} == {None}  # ~700 admitted: the walk, not a count of the table
     assert rows[0][0] == ids[800]  # the query's own chunk (scored 0.8) first
     assert len(rows) == 10
+
+
+def test_search_scope_names_a_narrow_ranges_ids_instead_of_null(db, scored):
+    """search_scope() (the ids alone, for a DBA) counts a residual scope the sample finds small: its
+    estimate, a third of what the user reads, had it answer null (more than 50) at once. Without a
+    query vector a containment filter is counted as before 041 (migration 043): there is no walk to
+    choose, the ids are the answer."""
+    vectors, ids = scored
+    with acting_as(db, USER):
+        row = db.execute("select search_scope(%s, 50)", (Jsonb(NARROW),)).fetchone()
+        wide = db.execute("select search_scope(%s, 50)", (Jsonb(WIDE),)).fetchone()
+    assert row is not None
+    assert sorted(row[0]) == sorted(ids[range(988, 1000)].tolist())
+    assert wide == (None,)  # 700 admitted: more than 50
