@@ -151,7 +151,7 @@ def test_row_level_security_hides_rows_from_anon_but_not_from_the_backend(db):
 
 
 @pytest.mark.slow
-def test_two_processes_starting_the_embedded_database_at_once_share_one_healthy_server(tmp_path):
+def test_processes_starting_the_embedded_database_at_once_share_one_healthy_server(tmp_path):
     data_dir = tmp_path / "pg"
     script = textwrap.dedent(f"""
         from pathlib import Path
@@ -171,7 +171,7 @@ def test_two_processes_starting_the_embedded_database_at_once_share_one_healthy_
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(2)
+        for _ in range(3)
     ]
     outputs = [p.communicate(timeout=180) for p in procs]
     try:
