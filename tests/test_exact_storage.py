@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from backend.auth import SERVICE_IDENTITY, user_identity
 from backend.testing import HashingEmbedder
@@ -193,6 +194,47 @@ def test_a_document_moved_into_and_out_of_a_collection_is_ranked_for_its_members
     assert as_b(collections=[collection]) == set()
     with acting_as(db, A):
         assert exact(db, query) == truth(db, query, f"owner_id = '{A.user_id}'")
+
+
+FILTERED = (
+    "select s.nearest, s.distances from search_filter(%s) f, search_scope_scan("
+    "1000, %s, 384, null, 50, case when f.residual then f.path end, f.vars, f.dates, f.containment, "
+    "f.created_from, f.created_until, f.updated_from, f.updated_until) s"
+)
+
+
+def filtered(conn: psycopg.Connection, query: np.ndarray, search_filter: dict) -> list[tuple]:
+    """A user's exact plan of a filtered scope (migration 044: counted and ranked on the copy)."""
+    with acting_as(conn, B):
+        row = conn.execute(FILTERED, (Jsonb(search_filter), query)).fetchone()
+    assert row is not None
+    assert row[0] is not None
+    return [(i, pytest.approx(d, abs=1e-6)) for i, d in zip(row[0], row[1], strict=True)]
+
+
+def test_a_filtered_scope_follows_its_chunks_new_dates_and_metadata(services, db):
+    """The copy holds the filter's columns too (migration 044): a document re-dated, or a chunk given
+    new metadata, is found by the filter that now admits it, and no longer by the one it left."""
+    ingest(services, ["kangaroo", "koala", "panda"])
+    query = services.embedder.embed_query(QUERY)
+    koala = db.execute("select id from documents where external_id = 'koala'").fetchone()[0]
+    kangaroo = db.execute("select id from documents where external_id = 'kangaroo'").fetchone()[0]
+    old = {"updated_at": {"$lt": "2001-01-01"}}
+    assert filtered(db, query, old) == []
+    # a document's dates reach its chunks through documents_propagate_access (an update of chunks)
+    db.execute("update documents set updated_at = '2000-06-01' where id = %s", (koala,))
+    assert filtered(db, query, old) == truth(db, query, f"document_id = '{koala}'") != []
+    recent = {"updated_at": {"$gte": "2001-01-01"}}
+    assert {i for i, _ in filtered(db, query, recent)}.isdisjoint({i for i, _ in filtered(db, query, old)})
+    db.execute(
+        'update chunks set metadata = metadata || \'{"topic": "marsupial"}\' where document_id = %s',
+        (kangaroo,),
+    )
+    marsupial = f"document_id = '{kangaroo}'"
+    assert filtered(db, query, {"topic": "marsupial"}) == truth(db, query, marsupial) != []
+    assert filtered(db, query, {"topic": {"$ne": "marsupial"}}) == truth(db, query, f"not ({marsupial})")
+    db.execute("update chunks set metadata = metadata - 'topic' where document_id = %s", (kangaroo,))
+    assert filtered(db, query, {"topic": "marsupial"}) == []
 
 
 def test_truncating_the_chunks_empties_it(services, db, watcher):
