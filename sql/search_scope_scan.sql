@@ -22,29 +22,35 @@
 -- The threshold (migration 029): max_rows as given for a corpus of up to 100k chunks; with a query
 -- vector, max_rows x sqrt(chunks / 100k) above that (pg_class.reltuples), and for a scope ranked in
 -- one pass of chunk_scope_vectors_idx (below) 2.5 x that (2 x before 039) times sqrt(k / 30) when
--- k > 30 (migration 033). A filtered scope's limit is the sqrt(N) one, times 0.7 x sqrt(k / 30) when
--- that is above 1 (migration 042: hybrid_search's vector leg, k 120, 1.4 x; match_documents and
--- any k up to 61 unchanged). Measured at 1M (bench.latency.crossover --filtered): the filtered exact
--- plan ties the walk near 6.5-7k admitted chunks for match_documents and near 12k for
--- hybrid_search (its full-text leg and fusion cost in both plans; the walk for 120 candidates
--- passes 4 x the tuples). Before 041 a larger limit lengthened the count a scope above it paid before
+-- k > 30 (migration 033). A filtered scope's limit is the sqrt(N) one, times sqrt(k / 30) when that is
+-- above 1 (migration 045: hybrid_search's vector leg, k 120, 2 x; match_documents unchanged), 0.7 x
+-- sqrt(k / 30) above 1,280 dimensions (042's factor, for every filtered scope until 045). Measured
+-- at 1M (bench.latency.crossover --filtered): the filtered exact plan read from chunk_scope_vectors
+-- (044) ties the walk near 9.5-10k admitted chunks for match_documents (21 against 20 ms at 9,951)
+-- and near 20k for hybrid_search (55 against 55 ms at 19,900; its full-text leg and fusion cost in
+-- both plans, and the walk for 120 candidates passes 4 x the tuples); before 044 near 6.5-7k and
+-- 12k. Before 041 a larger limit lengthened the count a scope above it paid before
 -- its walk (sqrt(2) x sqrt(k / 30): 80 -> 114 ms at 2 %, 19 -> 109 at 10 %); the block sample of
 -- step 1 now stands in for that count. Call it `the limit` here.
--- Bounded cost, in two steps:
+-- Bounded cost, in three steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
 --      statistics, a fraction of a millisecond): above 4 x the limit (1 x for a scope ranked in one
 --      pass, estimated from the policies' columns alone; migrations 033, 035) the answer is null at once;
 --      between 1 and 4 x, or above 1 x with a residual path (whose estimate is a constant third of
 --      the rows), a block sample of the scope decides (migrations 041, 042): above the limit, null;
---   2. otherwise the admitted ids, at most the limit + 1 of them (LIMIT; no embedding read), through
---      the indexes that serve the scope: the statement is planned for this call's values, so the planner
---      combines chunks_metadata_idx (GIN) for the top-level $eq / $contains conditions,
---      chunks_document_created_at_idx / chunks_document_updated_at_idx for dates and
---      chunks_visibility_owner_id_idx / chunks_owner_id_idx for what the policies let a user read,
---      then checks the rest of the filter (if the indexes do not say it all) on the rows they admit.
---   3. only when at most the limit came back, their distances (in half precision from
---      chunk_scope_vectors by primary key, the nearest measured again at full precision from the rows;
---      above 1,280 dimensions the rows by primary key, each embedding read once) and the k nearest.
+--   2. otherwise the admitted ids, at most the limit + 1 of them (LIMIT), through the indexes that
+--      serve the scope: the statement is planned for this call's values. With a query vector of up to
+--      1,280 dimensions it reads chunk_scope_vectors, which holds the filter's columns beside each
+--      chunk's half-precision vector (migration 044): chunk_scope_vectors_metadata_idx (GIN) for the
+--      top-level $eq / $contains conditions, its date indexes, chunk_scope_vectors_idx for
+--      collections, the policies' rule and the rest of the filter checked on the rows they admit,
+--      and each admitted chunk's distance taken in the same pass. Otherwise (search_scope(), or more
+--      dimensions) it reads chunks — chunks_metadata_idx, chunks_document_created_at_idx /
+--      chunks_document_updated_at_idx, chunks_visibility_owner_id_idx / chunks_owner_id_idx — and no
+--      embedding;
+--   3. only when at most the limit came back, the k nearest: the scope_pool_size(k) nearest by half
+--      precision measured again at full precision from the rows (scope_nearest); above 1,280
+--      dimensions every admitted row by primary key, each embedding read once.
 -- An estimate that is too high only costs the HNSW walk the search would have done anyway; one that
 -- is too low costs the bounded count.
 --
@@ -182,7 +188,11 @@ begin
     if one_pass then
         rows_limit := least(ceil(2.5 * rows_limit * sqrt(greatest(coalesce(k, 0), 30) / 30.0)), 1000000);
     elsif query_embedding is not null then
-        rows_limit := least(ceil(rows_limit * greatest(1.0, 0.7 * sqrt(greatest(coalesce(k, 0), 30) / 30.0))),
+        -- a filtered scope (migrations 042, 045): x sqrt(k / 30) on the copy (up to 1,280 dimensions),
+        -- 0.7 x that on the heap path
+        rows_limit := least(ceil(rows_limit * greatest(1.0, case when search_scope_scan.embedding_dims <= 1280
+                                                                  then 1.0 else 0.7 end
+                                                             * sqrt(greatest(coalesce(k, 0), 30) / 30.0))),
                             1000000);
     end if;
     if not (all_rows or user_rows) then

@@ -25,11 +25,14 @@
 -- chunks (the cluster tests are far below it). Migration 033's changes to the one-pass limit (x
 -- sqrt(k / 30)) and its estimate margin (1.5, 1 since migration 035) concern that one-pass read only:
 -- nothing to bring here. Migration 041's block sample (a filter estimated between 1 and 4 x the
--- limit, or with a residual path, counted on TABLESAMPLE SYSTEM) and 042's larger filtered limit for
--- a vector leg of more than 61 neighbours are not brought here either: a
+-- limit, or with a residual path, counted on TABLESAMPLE SYSTEM) and the larger filtered limit for
+-- a vector leg of more than 30 neighbours (042, 045) are not brought here either: a
 -- distributed table's sample would be a multi-shard query of its own, and the 4 x margin on the
 -- workers' estimate is kept (a residual path's estimate is a third of the tenants' chunks, so a small
 -- residual scope of tenants holding more than 12 x max_rows chunks walks; see the single node's notes).
+-- Migration 044 counts a filtered scope on the single node's copy, which now holds the filter's
+-- columns, and takes its distances in the same pass: the cluster has no copy (above) and keeps its
+-- count on the chunks' shards, then the distances by primary key.
 set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.
