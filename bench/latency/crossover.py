@@ -18,9 +18,11 @@ exact / hnsw p50, and the exact plan's cost per admitted chunk (p50 over the adm
 bench/results/crossover-<size>.json and .md.
 
 --filtered measures metadata-filtered scopes instead (as the tables' owner, no RLS) of 0.03-2 % of
-the chunks: the sweep's uniform "sel" draws alone and combined with a source dataset (FILTERED below).
-Their exact plan is the filtered one (search_scope_scan's bounded count, then distances by primary
-key), so "heap" is skipped for them; hnsw and planned report recall@10 against exact.
+the chunks: the sweep's uniform "sel" draws alone and combined with a source dataset (FILTERED below),
+or the filters given with --filter (JSON, repeatable: a corpus of another size wants other shares).
+Their exact plan is the filtered one (search_scope_scan's bounded count on chunk_scope_vectors with
+the distances in the same pass since migration 044), so "heap" is skipped for them; hnsw and planned
+report recall@10 against exact.
 """
 
 from __future__ import annotations
@@ -68,6 +70,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="rows each call asks for (default: the product's RAG_PREFETCH_K, as a search asks)",
     )
     parser.add_argument("--filtered", action="store_true", help="the filtered scopes instead")
+    parser.add_argument(
+        "--filter",
+        dest="filters",
+        type=json.loads,
+        action="append",
+        default=None,
+        help="with --filtered: this filter (JSON) instead of the built-in list; repeatable",
+    )
     parser.add_argument("--label", default="", help="suffix of the output files")
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     return parser.parse_args(argv)
@@ -91,8 +101,8 @@ FILTERED = (
 )
 
 
-def filtered_scopes() -> list[Scope]:
-    return [Scope("filter " + json.dumps(f, ensure_ascii=False), f, None) for f in FILTERED]
+def filtered_scopes(filters: list[dict[str, Any]] | None = None) -> list[Scope]:
+    return [Scope("filter " + json.dumps(f, ensure_ascii=False), f, None) for f in filters or FILTERED]
 
 
 def call(
@@ -128,7 +138,7 @@ def measure(url: str, queries: list, args: argparse.Namespace) -> list[dict[str,
     every = {"exact": EXACT, "heap": EXACT, "hnsw": HNSW, "planned": args.threshold}
     records = []
     users = [s for s in scopes([], tenants=True) if s.identity is not None]
-    chosen = filtered_scopes() if args.filtered else users
+    chosen = filtered_scopes(args.filters) if args.filtered else users
     with connect(url, autocommit=True) as conn:
         for scope in chosen:
             if args.scopes and scope.label not in args.scopes:
