@@ -5,6 +5,13 @@
 Targets (2 cores, 1M × 384-d): unfiltered `hybrid_search` p95 ≤ 25 ms; every scoped cell p95 ≤ 30 ms
 for scopes up to 2 % of the corpus and ≤ 60 ms for all, and ≤ 2× the unfiltered p95 of the same
 function in the same run; recall@10 ≥ 0.95 in every cell; throughput at c=8 at least 1.7× c=1.
+
+The sweep measures recall on its --sweep-recall-queries questions a cell (20 in the documented runs),
+where one question that the walk loses moves it by 0.05. `--recall bench/results/tune-<size>-<label>.json`
+takes `match_documents`' recall@10 from a `bench.latency.tune` run instead (a brute-force truth, as
+many questions as it ran: the same measure, on more questions), for the cells it measured at the
+product's default ef_search; the table says how many questions each figure rests on.
+`hybrid_search` keeps the sweep's: tune measures its vector leg, the sweep its fused top 10.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+from bench.common import bench_settings
 
 
 def verdict(r: dict[str, Any], unfiltered_p95: dict[str, float]) -> list[str]:
@@ -36,6 +45,24 @@ def verdict(r: dict[str, Any], unfiltered_p95: dict[str, float]) -> list[str]:
     return missed
 
 
+def with_recall(records: list[dict[str, Any]], tune: dict[str, Any], variant: str) -> list[dict[str, Any]]:
+    """The sweep's records, match_documents' recall taken from a tune run's `variant` where it has one."""
+    better = {
+        r["scope"]: r
+        for r in tune["records"]
+        if r["function"] == "match_documents"
+        and r["variant"] == variant
+        and r.get("recall_at_10") is not None
+    }
+    out = []
+    for r in records:
+        t = better.get(r["scope"]) if r["function"] == "match_documents" else None
+        if t is not None:
+            r = {**r, "recall_at_10": t["recall_at_10"], "recall_queries": t["recall_queries"]}
+        out.append(r)
+    return out
+
+
 def render(records: list[dict[str, Any]]) -> str:
     unfiltered = {r["function"]: r["p95_ms"] for r in records if r["scope"] == "unfiltered"}
     lines = [
@@ -49,6 +76,8 @@ def render(records: list[dict[str, Any]]) -> str:
         ratio = f"{r['p95_ms'] / base:.2f}×" if base else "—"
         io = " / ".join(str(r.get(f"io_{k}_read", "—")) for k in ("heap", "toast", "hnsw"))
         recall = r.get("recall_at_10")
+        if recall is not None and r.get("recall_queries", 0) > 20:
+            recall = f"{recall} ({r['recall_queries']} q)"
         lines.append(
             f"| {r['scope']} | `{r['function']}` | {r['admitted']:,} | {r['p50_ms']} / {r['p95_ms']} "
             f"| {ratio} "
@@ -62,8 +91,18 @@ def render(records: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", type=Path)
+    parser.add_argument("--recall", type=Path, help="a bench.latency.tune report: match_documents' recall")
+    parser.add_argument(
+        "--recall-variant",
+        default=f"ef={bench_settings().rag_hnsw_ef_search}",
+        help="the tune variant that is the product's default (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
-    print(render(json.loads(args.report.read_text(encoding="utf-8"))["sweep"]), end="")
+    records = json.loads(args.report.read_text(encoding="utf-8"))["sweep"]
+    if args.recall is not None:
+        tune = json.loads(args.recall.read_text(encoding="utf-8"))
+        records = with_recall(records, tune, args.recall_variant)
+    print(render(records), end="")
 
 
 if __name__ == "__main__":
