@@ -156,6 +156,7 @@ declare
     row_security boolean := row_security_active('public.chunks');
     compiled record;
     scope_ids bigint[];
+    scope_count integer;
     scope_nearest bigint[];
     scope_distances double precision[];
     exact boolean := false;
@@ -198,7 +199,8 @@ begin
         return;
     end if;
     if exact_scan_threshold > 0 and (compiled.path is not null or row_security or collections is not null) then
-        select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
+        select s.ids, s.scope_count, s.nearest, s.distances
+        into scope_ids, scope_count, scope_nearest, scope_distances
         from public.search_scope_scan(exact_scan_threshold,
                                       case when use_vector then query_embedding end, dims,
                                       query_embedding_model, leg_count,
@@ -206,7 +208,7 @@ begin
                                       compiled.dates, compiled.containment, compiled.created_from,
                                       compiled.created_until, compiled.updated_from, compiled.updated_until,
                                       collections) s;
-        exact := scope_ids is not null;
+        exact := scope_count is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam
@@ -228,6 +230,6 @@ begin
           rrf_k::double precision, match_count, term_queries, term_idfs, length_norm, avg_length,
           scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
-          compiled.updated_until, scope_nearest, scope_distances, collections;
+          compiled.updated_until, scope_nearest, scope_distances, collections, scope_count;
 end;
 $$;

@@ -88,7 +88,7 @@ as $$
 declare
     dims integer := vector_dims(query_embedding);
     compiled record;
-    scope_ids bigint[];
+    scope_count integer;
     scope_nearest bigint[];
     scope_distances double precision[];
     exact boolean := false;
@@ -107,14 +107,14 @@ begin
     end if;
     if exact_scan_threshold > 0
        and (compiled.path is not null or row_security_active('public.chunks') or collections is not null) then
-        select s.ids, s.nearest, s.distances into scope_ids, scope_nearest, scope_distances
+        select s.scope_count, s.nearest, s.distances into scope_count, scope_nearest, scope_distances
         from public.search_scope_scan(exact_scan_threshold, query_embedding, dims,
                                       query_embedding_model, match_count,
                                       case when compiled.residual then compiled.path end, compiled.vars,
                                       compiled.dates, compiled.containment, compiled.created_from,
                                       compiled.created_until, compiled.updated_from, compiled.updated_until,
                                       collections) s;
-        exact := scope_ids is not null;
+        exact := scope_count is not null;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam
@@ -133,7 +133,7 @@ begin
     end if;
     return query execute public.match_documents_query(dims, exact)
     using query_embedding, match_count, query_embedding_model, min_similarity,
-          scope_ids, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
+          scope_count, case when compiled.residual then compiled.path end, compiled.vars, compiled.dates,
           compiled.containment, compiled.created_from, compiled.created_until, compiled.updated_from,
           compiled.updated_until, scope_nearest, scope_distances, collections;
 end;

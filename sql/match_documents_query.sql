@@ -1,8 +1,8 @@
 -- match_documents_query(dims, exact) -> text
 --
 -- The statement match_documents executes for a query vector of `dims` dimensions ($1 query
--- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's chunk ids (exact
--- only), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
+-- embedding, $2 match_count, $3 model or null, $4 min_similarity, $5 the scope's size (exact
+-- only; its ids before migration 046), $6 - $13 the compiled filter (search_filter()): $6 the path when residual (else null), $7
 -- vars, $8 dates, $9 containment, $10 / $11 created_from / created_until, $12 / $13 updated_from /
 -- updated_until, $14 / $15 the scope's nearest ids and their distances (exact only), $16 the collections
 -- the search is narrowed to (null: none; migration 025)). Kept separate
@@ -34,7 +34,7 @@ as $fn$
         select c.id, c.document_id, d.external_id, d.title, c.position, c.content, c.heading_path,
                c.content_hash, c.content_tokens, c.metadata, c.embedding_model,
                1 - r.distance as similarity, r.rank_ix as vector_rank,
-               cardinality($5::bigint[]) as scope_count
+               $5::integer as scope_count
         from ranked r
         join public.chunks c on c.id = r.id
         join public.documents d on d.id = c.document_id

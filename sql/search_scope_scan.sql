@@ -1,11 +1,16 @@
 -- search_scope_scan(max_rows, query_embedding, embedding_dims, embedding_model, k, filter_path,
 --                   filter_vars, filter_dates, containment, created_from, created_until, updated_from,
---                   updated_until, collections) -> (ids bigint[], nearest bigint[], distances double precision[])
+--                   updated_until, collections)
+--     -> (ids bigint[], nearest bigint[], distances double precision[], scope_count integer)
 --
--- The ids of the chunks the caller may read that pass a compiled filter when there are at most
+-- How many chunks the caller may read pass a compiled filter (scope_count) when there are at most
 -- max_rows of them; null when there are more. hybrid_search and match_documents pass
--- exact_scan_threshold: ids back mean the scope is small enough to rank exactly (every admitted row,
--- no HNSW), null means walk HNSW as usual.
+-- exact_scan_threshold: a count back means the scope is small enough to rank exactly (every admitted
+-- row, no HNSW), null means walk HNSW as usual. ids: the admitted chunks' ids when there are at most
+-- 1,000 of them (hybrid_search's full-text leg reads those by key; above that it reads its match first,
+-- migration 033, and needs none), or, without a query vector, whatever their number (search_scope():
+-- the ids are the answer); null otherwise. Before migration 046 every counted scope's ids came back,
+-- and building the array cost ~1.4 ms a 20k scope at 1M of the 9 ms its exact plan took.
 -- The filter arrives compiled, as search_filter() returns it (its caller compiled it once per call):
 -- filter_path is its path when residual (else null), filter_vars / filter_dates its vars / dates,
 -- then containment and the four date bounds. With the grammar of search_filter, a DBA writes
@@ -38,7 +43,7 @@
 --      pass, estimated from the policies' columns alone; migrations 033, 035) the answer is null at once;
 --      between 1 and 4 x, or above 1 x with a residual path (whose estimate is a constant third of
 --      the rows), a block sample of the scope decides (migrations 041, 042): above the limit, null;
---   2. otherwise the admitted ids, at most the limit + 1 of them (LIMIT), through the indexes that
+--   2. otherwise the admitted chunks, at most the limit + 1 of them (LIMIT), through the indexes that
 --      serve the scope: the statement is planned for this call's values. With a query vector of up to
 --      1,280 dimensions it reads chunk_scope_vectors, which holds the filter's columns beside each
 --      chunk's half-precision vector (migration 044): chunk_scope_vectors_metadata_idx (GIN) for the
@@ -63,7 +68,7 @@
 -- primary key, where RLS applies again: a disagreement could only lose rows, never show one.
 -- The path is evaluated only on rows the policies' rule admits: a caller could pass any jsonpath,
 -- and one that fails or runs long on another tenant's row would tell something about that row.
--- Usage:   select nearest, distances from search_scope_scan(3000, $1, 384, null, 10);  -- no filter
+-- Usage:   select scope_count, nearest, distances from search_scope_scan(3000, $1, 384, null, 10);
 -- EXPLAIN: the statement is the $q$ text below; `explain analyze` it with the values filled in.
 set search_path = public, extensions;
 
@@ -73,6 +78,11 @@ drop function if exists public.search_scope_scan(jsonb, integer, vector, integer
 drop function if exists public.search_scope_scan(
     integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
     timestamptz, timestamptz, timestamptz, timestamptz
+);
+-- Before 046 it returned no scope_count (a new output: the function is created again).
+drop function if exists public.search_scope_scan(
+    integer, vector, integer, text, integer, jsonpath, jsonb, boolean, jsonb,
+    timestamptz, timestamptz, timestamptz, timestamptz, uuid[]
 );
 
 create or replace function public.search_scope_scan(
@@ -92,7 +102,8 @@ create or replace function public.search_scope_scan(
     collections uuid[] default null,
     out ids bigint[],
     out nearest bigint[],
-    out distances double precision[]
+    out distances double precision[],
+    out scope_count integer
 )
 language plpgsql
 -- volatile only because PostgreSQL allows EXPLAIN (step 1) in volatile functions alone; it writes nothing.
@@ -141,6 +152,9 @@ declare
     -- collections) are estimated within a few per cent: near the limit, where a wrong estimate can
     -- send a scope either way, the two plans cost about the same.
     margin double precision := 4.0;
+    -- The ids come back for a scope of at most this many chunks (or without a query vector): above it
+    -- no caller reads them (hybrid_search_query's full-text leg, migration 033).
+    ids_limit constant integer := 1000;
     estimate double precision;
     -- Where the planner's estimate cannot decide (migration 041), a block sample of the scope does:
     -- SAMPLE_HITS admitted rows expected in it for a scope of `the limit`.
@@ -199,6 +213,7 @@ begin
         ids := '{}';
         nearest := '{}';
         distances := '{}';
+        scope_count := 0;
         return;
     end if;
     execute 'explain (format json) ' || format(scope, '', 'public.chunks c')
@@ -259,9 +274,9 @@ begin
     -- (migration 039) holds with the vectors in half precision, ordered by scope: count and rank it in
     -- one pass of that index, the nearest measured again at full precision (search_scope_vectors).
     if one_pass then
-        select v.ids, v.nearest, v.distances into ids, nearest, distances
+        select v.ids, v.nearest, v.distances, v.scope_count into ids, nearest, distances, scope_count
         from public.search_scope_vectors(rows_limit, query_embedding, embedding_model, k, auth.uid(),
-                                         member_of, collections, narrowed) v;
+                                         member_of, collections, narrowed, ids_limit) v;
         return;
     end if;
     -- Step 2. Up to 1,280 dimensions chunk_scope_vectors holds the filter's columns too (migration
@@ -269,24 +284,25 @@ begin
     -- the same pass — one scan of the copy's narrow rows through its indexes (metadata, dates,
     -- collection), the policies' rule and the rest of the filter checked on them — the
     -- scope_pool_size(k) nearest kept and measured again at full precision (scope_nearest), as
-    -- search_scope_vectors does. (039-043 counted the scope on chunks, then read the copy by primary
-    -- key: at 1M a 1 % filter took 59 ms where this takes 30, a 2 % one 108 where this takes 62.) A
-    -- scope found above the limit here has read the limit's distances for nothing: the estimate and
+    -- search_scope_vectors does; the ids are read up to ids_limit + 1 only (migration 046). (039-043
+    -- counted the scope on chunks, then read the copy by primary key: at 1M a 1 % filter took 59 ms
+    -- where this takes 30, a 2 % one 108 where this takes 62.) A scope found above the limit here has read the limit's distances for nothing: the estimate and
     -- the sample of step 1 send few such scopes.
     if query_embedding is not null and search_scope_scan.embedding_dims <= 1280 then
         query_half := public.scope_vector(query_embedding);
         execute format(
             'with s as materialized (%s limit $13) '
-            'select array(select s.id from s), '
+            'select (select count(*) from s), array(select s.id from s limit $19 + 1), '
             '       array(select s.id from s where s.distance is not null order by s.distance, s.id limit $18)',
             format(scope, ', case when c.embedding_dims = $16 and ($17::text is null or c.embedding_model = $17)'
                           ' then c.embedding <=> $15 end as distance',
                    'public.chunk_scope_vectors c'))
-        into ids, pool
+        into scope_count, ids, pool
         using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
               updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
               coalesce(filter_dates, false), member_of, collections, rows_limit + 1, narrowed,
-              query_half, search_scope_scan.embedding_dims, embedding_model, public.scope_pool_size(k);
+              query_half, search_scope_scan.embedding_dims, embedding_model, public.scope_pool_size(k),
+              ids_limit;
     else
         -- No vector (search_scope()) or more than 1,280 dimensions: the ids from chunks, a bounded
         -- count that reads no embedding; then (with a vector) every admitted row by primary key.
@@ -295,12 +311,16 @@ begin
         using all_rows, auth.uid(), coalesce(containment, '{}'::jsonb), created_from, created_until,
               updated_from, updated_until, filter_path, coalesce(filter_vars, '{}'::jsonb),
               coalesce(filter_dates, false), member_of, collections, rows_limit + 1, narrowed;
+        scope_count := cardinality(ids);
         pool := ids;
     end if;
-    if cardinality(ids) > rows_limit then
+    if scope_count > rows_limit then
         ids := null;
-        pool := null;
+        scope_count := null;
         return;
+    end if;
+    if cardinality(ids) > ids_limit and query_embedding is not null then
+        ids := null;
     end if;
     select n.nearest, n.distances into nearest, distances
     from public.scope_nearest(pool, query_embedding, search_scope_scan.embedding_dims, embedding_model, k) n;

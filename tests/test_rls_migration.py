@@ -184,13 +184,13 @@ def _plan(conn: psycopg.Connection, row_security: bool, vector: np.ndarray) -> s
     conn.execute(
         "prepare leg_plan (vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
         "tsquery[], float8[], float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, "
-        f"timestamptz, timestamptz, timestamptz, bigint[], float8[], uuid[]) as {sql}"
+        f"timestamptz, timestamptz, timestamptz, bigint[], float8[], uuid[], int) as {sql}"
     )
     literal = "'[" + ",".join(f"{x:.6f}" for x in vector) + "]'"
     rows = conn.execute(
         f"explain (costs off) execute leg_plan ({literal}, or_tsquery('编号77'), 40, '{{}}', 1, 1, "
         "true, true, null, 60, 10, array[or_tsquery('编号77')], array[5.0], 0.5, 6.0, "
-        "null, null, '{}', false, '{}', null, null, null, null, null, null, null)"
+        "null, null, '{}', false, '{}', null, null, null, null, null, null, null, null)"
     ).fetchall()
     conn.execute("deallocate leg_plan")
     return "\n".join(r[0] for r in rows)

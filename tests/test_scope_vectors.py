@@ -9,6 +9,7 @@ model's (Gemini's 768) is ranked the same way instead of reading every admitted 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +25,6 @@ from tests.factories import (
 
 USER = user_identity(uuid.UUID(int=3901))
 OTHER = user_identity(uuid.UUID(int=3902))
-INDEX = "chunk_scope_vectors_idx"
 
 
 def clustered(rng: np.random.Generator, count: int, dims: int, clusters: int = 40) -> np.ndarray:
@@ -52,13 +52,14 @@ def copy_vectors(conn, document_id: uuid.UUID, vectors: np.ndarray, model: str) 
     return [r[0] for r in rows]
 
 
-def scope_scan(conn, query: np.ndarray, k: int) -> tuple[list[int] | None, list[int], list[float]]:
+def scope_scan(conn, query: np.ndarray, k: int) -> tuple[Any, Any, list[int], list[float]]:
+    """(scope_count, ids, nearest, distances) of the caller's scope, unfiltered."""
     row = conn.execute(
-        "select ids, nearest, distances from search_scope_scan(100000, %s, %s, null, %s)",
+        "select scope_count, ids, nearest, distances from search_scope_scan(100000, %s, %s, null, %s)",
         (query, len(query), k),
     ).fetchone()
     assert row is not None
-    return row[0], row[1], row[2]
+    return row[0], row[1], row[2], row[3]
 
 
 def copy_reads(scans: dict[str, int]) -> int:
@@ -90,9 +91,10 @@ def test_a_large_scope_gets_the_exact_nearest_chunks_and_distances(db, large_sco
         distances = 1 - vectors.astype(np.float64) @ query.astype(np.float64)
         order = np.argsort(distances, kind="stable")[:10]
         with acting_as(db, USER):
-            scope, nearest, got = scope_scan(db, query, 10)
-        assert scope is not None
-        assert sorted(scope) == sorted(ids.tolist())  # every id of the scope, for the full-text leg
+            count, scope, nearest, got = scope_scan(db, query, 10)
+        assert count == len(ids)
+        # above 1,000 no caller reads the ids (hybrid_search's full-text leg reads its match first)
+        assert scope is None
         assert nearest == ids[order].tolist()
         # measured at full precision: half precision is off by ~1e-4
         assert got == pytest.approx(distances[order].tolist(), abs=1e-6)
@@ -113,14 +115,14 @@ def test_a_filtered_scope_is_measured_from_the_copy_and_exactly(db, large_scope,
         distances = 1 - all_vectors @ query.astype(np.float64)
         order = np.argsort(distances, kind="stable")[:10]
         row = db.execute(  # as the tables' owner, a filter every chunk passes: counted, then ranked
-            "select ids, nearest, distances from search_scope_scan(100000, %s, 384, null, 10, "
+            "select scope_count, ids, nearest, distances from search_scope_scan(100000, %s, 384, null, 10, "
             "created_from => '1900-01-01')",
             (query,),
         ).fetchone()
         assert row is not None
-        assert len(row[0]) == len(all_ids)
-        assert row[1] == all_ids[order].tolist()
-        assert row[2] == pytest.approx(distances[order].tolist(), abs=1e-6)
+        assert row[:2] == (len(all_ids), None)
+        assert row[2] == all_ids[order].tolist()
+        assert row[3] == pytest.approx(distances[order].tolist(), abs=1e-6)
     after = chunk_index_scans_after(db, watcher_conn, before)
     assert copy_reads(after) > copy_reads(before), (
         "the filtered scope's distances were not taken from the copy"
@@ -142,10 +144,11 @@ def test_a_768_dimension_corpus_is_ranked_in_one_pass(db, watcher_conn):
     query = vectors[5]
     before = chunk_index_scans(watcher_conn)
     with acting_as(db, USER):
-        scope, nearest, distances = scope_scan(db, query, 5)
+        count, scope, nearest, distances = scope_scan(db, query, 5)
     after = chunk_index_scans_after(db, watcher_conn, before)
-    assert after[INDEX] > before[INDEX], "the 768-d scope was not read from chunk_scope_vectors"
-    assert scope is not None
+    assert copy_reads(after) > copy_reads(before), "the 768-d scope was not read from chunk_scope_vectors"
+    assert count == len(ids) + 1
+    assert scope is not None  # up to 1,000 the ids come back: the full-text leg reads them by key
     assert sorted(scope) == sorted([*ids, public_id])
     order = np.argsort(1 - vectors @ query, kind="stable")
     assert nearest[0] == ids[5]

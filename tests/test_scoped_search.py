@@ -371,14 +371,15 @@ def test_the_scope_scan_ranks_every_admitted_chunk_in_one_pass(tenants, user):
         positions: dict[int, int] = dict(rows)
         # Over the threshold: nothing counted, nothing ranked (the caller walks HNSW).
         over = conn.execute(
-            "select s.ids, s.nearest, s.distances from search_scope_scan(100, %s, 384, null, 12) s",
+            "select s.ids, s.nearest, s.distances, s.scope_count "
+            "from search_scope_scan(100, %s, 384, null, 12) s",
             (query,),
         ).fetchone()
     assert sorted(positions[i] for i in ids) == admitted
     assert [positions[i] for i in nearest] == _brute_force(vectors, query, admitted, 12)
     expected = [1 - float(vectors[positions[i]] @ query) for i in nearest]
     assert distances == pytest.approx(expected, abs=1e-5)
-    assert over == (None, None, None)
+    assert over == (None, None, None, None)
 
 
 def test_the_metadata_stays_in_the_heap_row(fresh_database):

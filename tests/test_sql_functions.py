@@ -228,10 +228,10 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             384,
             "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, tsquery[], float8[],"
             " float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz, timestamptz,"
-            " timestamptz, bigint[], float8[], uuid[]",
+            " timestamptz, bigint[], float8[], uuid[], int",
             "%s, public.or_tsquery('编号77 编号78'), 40, '{}', 1, 1, true, true, null, 60, 10,"
             " array[public.or_tsquery('编号77'), public.or_tsquery('编号78')], array[5.0, 5.0], 0.5, 6.0,"
-            " null, null, '{}', false, '{}', null, null, null, null, null, null, null",
+            " null, null, '{}', false, '{}', null, null, null, null, null, null, null, null",
             vectors[0],
         )
         assert "chunks_embedding_384_hnsw_idx" in plan, plan
@@ -241,7 +241,7 @@ def test_explain_shows_hnsw_for_the_vector_leg_and_gin_for_the_full_text_leg(big
             conn,
             "match_documents_query",
             384,
-            "vector, int, text, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz,"
+            "vector, int, text, float8, int, jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz,"
             " timestamptz, timestamptz, bigint[], float8[], uuid[]",
             "%s, 10, null, 0.3, null, null, '{}', false, '{}', null, null, null, null, null, null, null",
             vectors[0],
@@ -262,7 +262,7 @@ def test_the_vector_leg_of_a_1024_or_1536_dimension_model_has_an_hnsw_index(big_
             conn,
             "match_documents_query",
             dims,
-            "vector, int, text, float8, bigint[], jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz,"
+            "vector, int, text, float8, int, jsonpath, jsonb, bool, jsonb, timestamptz, timestamptz,"
             " timestamptz, timestamptz, bigint[], float8[], uuid[]",
             "%s, 10, null, 0.3, null, null, '{}', false, '{}', null, null, null, null, null, null, null",
             np.full(dims, 0.5),

@@ -36,11 +36,12 @@ from public.hybrid_search_terms(%(query_text)s) t
 """
 # $16 - $26 since migrations 016 / 017: the scope's ids, the compiled filter (search_filter()), the
 # scope's nearest ids and distances; the ids and the nearest are null on the HNSW plan explained here.
-# $27 since migration 025: the collections a search is narrowed to (null here).
+# $27 since migration 025: the collections a search is narrowed to (null here); $28 since migration
+# 046: the scope's size (null on the HNSW plan).
 PARAM_TYPES = (
     "vector, tsquery, int, jsonb, float8, float8, bool, bool, text, float8, int, "
     "tsquery[], float8[], float8, float8, bigint[], jsonpath, jsonb, bool, jsonb, "
-    "timestamptz, timestamptz, timestamptz, timestamptz, bigint[], float8[], uuid[]"
+    "timestamptz, timestamptz, timestamptz, timestamptz, bigint[], float8[], uuid[], int"
 )
 COMPILED_SQL = (
     "select case when residual then path::text end, vars::text, dates, containment::text, "
@@ -50,7 +51,7 @@ EXECUTE = (
     "execute hs(%s::vector, %s::tsquery, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, "
     "%s::tsquery[], %s::float8[], %s, %s, %s::bigint[], %s::jsonpath, %s::jsonb, %s, %s::jsonb, "
     "%s::timestamptz, %s::timestamptz, %s::timestamptz, %s::timestamptz, %s::bigint[], %s::float8[], "
-    "%s::uuid[])"
+    "%s::uuid[], %s::int)"
 )
 
 
@@ -103,6 +104,7 @@ def explain_hybrid(
             None,  # $25 / $26: no exact ranking
             None,
             None,  # $27: no narrowing to collections (migration 025)
+            None,  # $28: no scope counted (migration 046)
         )
         cur = psycopg.ClientCursor(conn)
         prepared_ids = [r[0] for r in cur.execute(EXECUTE, params).fetchall()]  # also warms the cache

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         "filter => %(filter)s, collections => %(collections)s, " + named_match + ")",
         "hybrid_search_terms": "select * from hybrid_search_terms(%(text)s, %(common_term_ratio)s, "
         "%(common_term_min_df)s, %(match_df_budget)s)",
-        "search_scope_scan": "select cardinality(s.ids) from search_scope_scan(%(exact_scan_threshold)s, "
+        "search_scope_scan": "select s.scope_count from search_scope_scan(%(exact_scan_threshold)s, "
         "%(vec)s, 384, null, %(leg)s, collections => %(collections)s, containment => %(filter)s) s",
     }
     if scope.identity is not None:

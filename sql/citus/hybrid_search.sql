@@ -25,6 +25,9 @@
 -- buffers, 92 ms at 1M) instead of walking. It is carried as SET LOCAL (the form that reaches the
 -- workers), set back to its former value once the statement has run, and only when every tenant's
 -- part of the scope is large enough to walk (search_parts_walkable(): one setting serves all shards).
+-- Migration 046 has the single node's exact plan decided by search_scope_scan's scope_count, its ids
+-- returned up to 1,000 only (its full-text leg then reads the match first); the cluster's
+-- search_scope_scan returns every counted scope's ids, which its full-text leg reads: kept.
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search(

@@ -29,7 +29,9 @@
 -- same rows again. Migration 038 wrote the single node's full-text score out for up to 16 terms
 -- (the same additions in the same order): the cluster keeps the subquery, and the same scores.
 -- The cluster keeps `c.id = any($16)` with the tenants named, since a fence would pull the matches
--- to the coordinator (above).
+-- to the coordinator (above). Migration 046 passes the single node's statement the scope's size as
+-- $28 and its ids ($16) up to 1,000 only (above that, without RLS, the filter is checked on the match):
+-- here $28 is the visible matches and scope_count is cardinality($16), every counted scope's ids.
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search_query(

@@ -7,6 +7,9 @@
 -- search_tenants(collections) adds the tenants holding the collections' documents.
 -- Migration 029 turns enable_sort off for the single node's HNSW statement; carried as SET LOCAL
 -- and set back after the statement (why: sql/citus/hybrid_search.sql).
+-- Migration 046 passes the single node's statement the scope's size as $5 (its ids before); the
+-- cluster's statement keeps the ids ($5, cardinality() for scope_count), which its search_scope_scan
+-- still returns.
 set search_path = public, extensions;
 
 create or replace function public.match_documents(

@@ -1,6 +1,7 @@
 -- match_documents_query(dims, exact) (Citus) -> text
 --
--- Single-node counterpart: sql/match_documents_query.sql (parameters $1 - $15 as there). $16 names
+-- Single-node counterpart: sql/match_documents_query.sql (parameters $1 - $15 as there, but $5 the
+-- scope's ids, where the single node passes their number since migration 046). $16 names
 -- the tenants in scope (search_tenants(); null = every tenant), on every read of chunks and documents:
 -- one tenant routes the statement to its shard; several run the nearest-neighbour leg on each shard
 -- with its ORDER BY ... LIMIT pushed down and merge on the coordinator (sql/citus/hybrid_search_query.sql).

@@ -1,6 +1,7 @@
 -- search_scope_scan(max_rows, query_embedding, embedding_dims, embedding_model, k, filter_path,
 --                   filter_vars, filter_dates, containment, created_from, created_until, updated_from,
---                   updated_until) (Citus) -> (ids bigint[], nearest bigint[], distances double precision[])
+--                   updated_until) (Citus)
+--     -> (ids bigint[], nearest bigint[], distances double precision[], scope_count integer)
 --
 -- Single-node counterpart: sql/search_scope_scan.sql (what it returns, the bounded cost, RLS). On the
 -- cluster every read names the tenants in scope (search_tenants()), and the estimate changes: without
@@ -33,6 +34,11 @@
 -- Migration 044 counts a filtered scope on the single node's copy, which now holds the filter's
 -- columns, and takes its distances in the same pass: the cluster has no copy (above) and keeps its
 -- count on the chunks' shards, then the distances by primary key.
+-- Migration 046 returns the single node's ids up to 1,000 only, with the scope's size (scope_count), so
+-- that its callers build no array of a scope's ids that nothing reads. Here the ids are what the
+-- distances are read by (above), and the cluster's hybrid_search reads its full-text leg through them
+-- whatever their number (sql/citus/hybrid_search_query.sql): every counted scope's ids come back, and
+-- scope_count = their number.
 set search_path = public, extensions;
 
 -- Before migration 019 it took the filter itself and compiled it again.
@@ -55,7 +61,8 @@ create or replace function public.search_scope_scan(
     collections uuid[] default null,
     out ids bigint[],
     out nearest bigint[],
-    out distances double precision[]
+    out distances double precision[],
+    out scope_count integer
 )
 language plpgsql
 -- volatile only because PostgreSQL allows EXPLAIN (step 1) in volatile functions alone; it writes nothing.
@@ -109,6 +116,7 @@ begin
         ids := '{}';
         nearest := '{}';
         distances := '{}';
+        scope_count := 0;
         return;
     end if;
     -- Before the filter the scope is every chunk of the tenants in scope (a user reads all of their
@@ -151,6 +159,7 @@ begin
         ids := null;
         return;
     end if;
+    scope_count := cardinality(ids);
     -- Small enough: the distance of every admitted chunk in the query's space, the k nearest kept
     -- (a bounded heap sort). Their heap pages were just read; the embeddings are read out of line.
     select coalesce(array_agg(n.id order by n.distance, n.id), '{}'),
