@@ -27,16 +27,17 @@
 -- The threshold (migration 029): max_rows as given for a corpus of up to 100k chunks; with a query
 -- vector, max_rows x sqrt(chunks / 100k) above that (pg_class.reltuples), and for a scope ranked in
 -- one pass of chunk_scope_vectors_idx (below) 2.5 x that (2 x before 039) times sqrt(k / 30) when
--- k > 30 (migration 033). A filtered scope's limit is the sqrt(N) one, times sqrt(k / 30) when that is
--- above 1 (migration 045: hybrid_search's vector leg, k 120, 2 x; match_documents unchanged), 0.7 x
--- sqrt(k / 30) above 1,280 dimensions (042's factor, for every filtered scope until 045). Measured
--- at 1M (bench.latency.crossover --filtered): the filtered exact plan read from chunk_scope_vectors
--- (044) ties the walk near 9.5-10k admitted chunks for match_documents (21 against 20 ms at 9,951)
--- and near 20k for hybrid_search (55 against 55 ms at 19,900; its full-text leg and fusion cost in
--- both plans, and the walk for 120 candidates passes 4 x the tuples); before 044 near 6.5-7k and
--- 12k. Before 041 a larger limit lengthened the count a scope above it paid before
--- its walk (sqrt(2) x sqrt(k / 30): 80 -> 114 ms at 2 %, 19 -> 109 at 10 %); the block sample of
--- step 1 now stands in for that count. Call it `the limit` here.
+-- k > 30 (migration 033). A filtered scope's limit, up to 1,280 dimensions (ranked on the copy), is
+-- 1.6 x max_rows x (chunks / 100k)^(1/3), at least 1.6 x max_rows, times sqrt(k / 30) when that is
+-- above 1 (migration 047; 045: the sqrt(N) one x sqrt(k / 30)); above 1,280 dimensions the sqrt(N)
+-- one x 0.7 x sqrt(k / 30) when above 1 (042). Measured (bench.latency.crossover --filtered): the
+-- filtered exact plan read from chunk_scope_vectors (044) ties the walk near 9.5-10k admitted chunks
+-- at 1M for match_documents (21 against 20 ms at 9,951) and near 20k for hybrid_search (55 against
+-- 55 ms at 19,900; its full-text leg and fusion cost in both plans, and the walk for 120 candidates
+-- passes 4 x the tuples); at 100k near 5.5k and 9.3k. With 3,000 the limits are 4,800 and 9,600 at
+-- 100k, 10,342 and 20,683 at 1M. Before 041 a larger limit lengthened the count a scope above it paid
+-- before its walk (sqrt(2) x sqrt(k / 30): 80 -> 114 ms at 2 %, 19 -> 109 at 10 %); the block sample
+-- of step 1 now stands in for that count. Call it `the limit` here.
 -- Bounded cost, in three steps:
 --   1. the planner's estimate of the scope (EXPLAIN of the statement below, from the table's
 --      statistics, a fraction of a millisecond): above 4 x the limit (1 x for a scope ranked in one
@@ -201,12 +202,19 @@ begin
        and (user_rows and not all_rows or collections is not null);
     if one_pass then
         rows_limit := least(ceil(2.5 * rows_limit * sqrt(greatest(coalesce(k, 0), 30) / 30.0)), 1000000);
+    elsif query_embedding is not null and search_scope_scan.embedding_dims <= 1280 then
+        -- a filtered scope on the copy (migration 047): 1.6 x max_rows x (chunks / 100k)^(1/3) (at least
+        -- 1.6 x max_rows), x sqrt(k / 30) when that is above 1 — the crossover measured on the copy at
+        -- 100k and 1M (bench.latency.crossover --filtered): match_documents ~5.5k and ~9.75k,
+        -- hybrid_search's leg of 120 ~9.3k and ~20k, which grow as N^0.25-0.34, not as sqrt(N) (029's
+        -- model, measured on the heap path; 045 set sqrt(N) x sqrt(k / 30), 1.5-1.8 x below the
+        -- crossover at 100k). Near the crossover the two plans' medians tie, and the exact plan's tail
+        -- is the shorter (no heap page read at random): the limit sits at or just above it.
+        rows_limit := least(ceil(1.6 * max_rows * greatest(1.0, (chunk_count / 100000.0) ^ (1.0 / 3.0))
+                                 * greatest(1.0, sqrt(greatest(coalesce(k, 0), 30) / 30.0))), 1000000);
     elsif query_embedding is not null then
-        -- a filtered scope (migrations 042, 045): x sqrt(k / 30) on the copy (up to 1,280 dimensions),
-        -- 0.7 x that on the heap path
-        rows_limit := least(ceil(rows_limit * greatest(1.0, case when search_scope_scan.embedding_dims <= 1280
-                                                                  then 1.0 else 0.7 end
-                                                             * sqrt(greatest(coalesce(k, 0), 30) / 30.0))),
+        -- a filtered scope above 1,280 dimensions, on the heap path (migration 042): 0.7 x sqrt(k / 30)
+        rows_limit := least(ceil(rows_limit * greatest(1.0, 0.7 * sqrt(greatest(coalesce(k, 0), 30) / 30.0))),
                             1000000);
     end if;
     if not (all_rows or user_rows) then

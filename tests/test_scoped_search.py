@@ -303,11 +303,12 @@ def test_the_threshold_switches_the_plan_and_every_row_says_which_ran(tenants):
     url, vectors = tenants
     with connect(url, autocommit=True) as conn:
         # 2,000 "zh" chunks: ranked exactly under a threshold of 5,000, by the HNSW statement under 1,000.
-        # hybrid_search's vector leg asks for 40 neighbours: its filtered limit is the threshold x
-        # sqrt(40 / 30) (migration 045), so 1,732 admits the 2,000 and 1,731 does not.
+        # A filtered scope's limit is 1.6 x the threshold in a corpus of up to 100k chunks (migration
+        # 047), so 1,250 admits the 2,000 and 1,249 does not; hybrid_search's vector leg asks for 40
+        # neighbours, x sqrt(40 / 30) (migration 045): 1,082 admits them, 1,081 does not.
         for function, edge in (
-            ("match_documents(%s, 10, -1, %s, ", 2000),
-            ("hybrid_search('编号5', %s, 10, filter => %s, ", 1732),
+            ("match_documents(%s, 10, -1, %s, ", 1250),
+            ("hybrid_search('编号5', %s, 10, filter => %s, ", 1082),
         ):
             statement = f"select distinct scope_count from {function}exact_scan_threshold => %s)"
             for threshold, scope_count in ((5000, 2000), (edge, 2000), (edge - 1, None), (0, None)):
@@ -410,9 +411,9 @@ def test_the_threshold_follows_the_corpus_and_the_one_pass_scope_admits_more(ten
     """Migration 029: the threshold given is that of a corpus up to 100k chunks, scaled by
     sqrt(chunks / 100k) above (the planner's row count of chunks); an unfiltered user scope, ranked
     in one pass of chunk_scope_vectors_idx, admits 2.5 times the threshold (migration 039; twice
-    since 029)."""
+    since 029); a filtered one 1.6 x (chunks / 100k)^(1/3) times it (migration 047)."""
     url, vectors = tenants
-    zh = Jsonb({"lang": "zh"})  # 2,000 chunks, a filtered (heap) scope
+    zh = Jsonb({"lang": "zh"})  # 2,000 chunks, a filtered scope
     statement = "select distinct scope_count from match_documents(%s, 10, -1, %s, exact_scan_threshold => %s)"
     with connect(url, autocommit=True) as conn:
         assert conn.execute(statement, (vectors[5], zh, 1000)).fetchall() == [(None,)]
@@ -425,7 +426,7 @@ def test_the_threshold_follows_the_corpus_and_the_one_pass_scope_admits_more(ten
         assert stats is not None
         try:
             # As if the table held 1M chunks (pages scaled alike, so the planner's row estimates, which
-            # follow the rows per page, stay): 1,000 x sqrt(10) = 3,163 admits the 2,000.
+            # follow the rows per page, stay): 1.6 x 1,000 x 10^(1/3) = 3,448 admits the 2,000.
             scale = 1_000_000 / stats[0]
             conn.execute(
                 "update pg_class set reltuples = 1000000, relpages = %s where oid = 'chunks'::regclass",

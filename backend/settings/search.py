@@ -71,7 +71,7 @@ class SearchSettings(BaseModel):
         "ranks them exactly (every distance computed) instead of walking HNSW; 0: always HNSW. The value "
         "for a corpus of up to 100k chunks: the SQL scales it by sqrt(chunks / 100k) above, and raises it "
         "for a signed-in user's scope without a filter (one pass of its half-precision vectors, migrations "
-        "029 and 039: 2.5 x). "
+        "029 and 039: 2.5 x); a filtered scope's limit is 1.6 x it x (chunks / 100k)^(1/3) (migration 047). "
         "sql/README.md, bench/latency/plan_threshold.py, bench/latency/crossover.py.",
     )
     # Stage 2 + 3: a versioned rerank policy (backend/retrieval/policies/rerank_v<N>.json) weights the

@@ -27,7 +27,8 @@
 -- sqrt(k / 30)) and its estimate margin (1.5, 1 since migration 035) concern that one-pass read only:
 -- nothing to bring here. Migration 041's block sample (a filter estimated between 1 and 4 x the
 -- limit, or with a residual path, counted on TABLESAMPLE SYSTEM) and the larger filtered limit for
--- a vector leg of more than 30 neighbours (042, 045) are not brought here either: a
+-- a vector leg of more than 30 neighbours (042, 045; 047's model of it, 1.6 x (chunks / 100k)^(1/3)
+-- x sqrt(k / 30), measured on the single node's copy) are not brought here either: a
 -- distributed table's sample would be a multi-shard query of its own, and the 4 x margin on the
 -- workers' estimate is kept (a residual path's estimate is a third of the tenants' chunks, so a small
 -- residual scope of tenants holding more than 12 x max_rows chunks walks; see the single node's notes).
