@@ -37,7 +37,7 @@ from backend.db.connection import connect
 from backend.retrieval.params import HYBRID, MATCH, HybridParams
 from bench.common import log
 from bench.common.synthetic import PUBLIC_SHARE, TENANT_SHARES, Query, tenant_id
-from bench.latency.cells import CellResult, run_cell, sql_runner
+from bench.latency.cells import CellResult, RunnerFactory, run_cell, sql_runner
 from bench.latency.collections import (
     COLLECTION_SHARES,
     MEMBER_OF_20,
@@ -238,6 +238,8 @@ def run_sweep(
     recall_at_10, ...}."""
     records: list[dict[str, Any]] = []
     pending: list[tuple[Scope, int, dict[str, Any], str, int]] = []
+    unfiltered: dict[str, RunnerFactory] = {}  # the baseline's runners, measured again after each scope
+    before: dict[str, float] = {}  # the unfiltered p95 measured just before the scope's cells
     for scope in scopes(selectivities, tenants):
         count = admitted(url, scope)
         for case in (HYBRID, MATCH):
@@ -263,6 +265,8 @@ def run_sweep(
             )
             s = cell.summary()
             io = io_per_query(url, io_before, s["queries"])
+            if scope.label == "unfiltered":
+                unfiltered[case], before[case] = factory, s["p95_ms"]
             wider = {}
             for c in (c for c in concurrency if c > 1):  # throughput: c connections, closed loop
                 more = run_cell(
@@ -307,6 +311,8 @@ def run_sweep(
                 f"p95 {s['p95_ms']} ms  errors {s['errors']}  misses/q heap {io['io_heap_read']} "
                 f"toast {io['io_toast_read']} hnsw {io['io_hnsw_read']}  {wider}"
             )
+        if scope.label != "unfiltered" and unfiltered:
+            before = bracket_baseline(pending[-2:], unfiltered, before, queries, seconds / 2, max_queries)
     # The exact truths run after every cell: at 1M a truth reads every admitted chunk's vector through
     # shared_buffers and evicted the HNSW graph the next cells walked (1,164 HNSW blocks read per
     # match_documents query right after the unfiltered truth; 11,000 per hybrid_search query of the
@@ -321,10 +327,34 @@ def run_sweep(
         records.append(record)
     base = {r["function"]: r["p95_ms"] for r in records if r["scope"] == "unfiltered"}
     for r in records:
-        r["p95_over_unfiltered"] = (
-            round(r["p95_ms"] / base[r["function"]], 2) if base.get(r["function"]) else None
-        )
+        baseline = r.get("baseline_p95_ms") or base.get(r["function"])
+        r["p95_over_unfiltered"] = round(r["p95_ms"] / baseline, 2) if baseline else None
     return records
+
+
+def bracket_baseline(
+    scope_cells: list[tuple[Scope, int, dict[str, Any], str, int]],
+    unfiltered: dict[str, RunnerFactory],
+    before: dict[str, float],
+    queries: Sequence[Query],
+    seconds: float,
+    max_queries: int,
+) -> dict[str, float]:
+    """The unfiltered cells run again (c=1, for `seconds`) right after a scope's cells; each of the
+    scope's records gets baseline_p95_ms, the mean of the unfiltered p95 measured just before and just
+    after it, which its ratio uses. This machine's speed drifts by up to 1.6 x within minutes: with one
+    baseline at the start of a 12-minute sweep, the ratio of a late cell measured the drift (member-of-20
+    `match_documents` 1.73-2.37 x in three runs of the same code). Returns the `after` p95s, the next
+    scope's `before`."""
+    after = {
+        case: run_cell(
+            case, factory, queries, filtered=False, concurrency=1, seconds=seconds, max_queries=max_queries
+        ).summary()["p95_ms"]
+        for case, factory in unfiltered.items()
+    }
+    for _, _, record, case, _ in scope_cells:
+        record["baseline_p95_ms"] = round((before[case] + after[case]) / 2, 2)
+    return after
 
 
 def render_sweep(records: list[dict[str, Any]], seconds: float) -> list[str]:
@@ -348,6 +378,7 @@ def render_sweep(records: list[dict[str, Any]], seconds: float) -> list[str]:
         f"{PUBLIC_SHARE:.0%}); `collection-x%`: a member of a team collection holding about x % of the "
         "chunks, narrowed to it; `member-of-20`: a user in 20 collections (0.05 % each), unnarrowed "
         "(public corpus + the 20) and narrowed to the 20; exact plan: the share of the recall queries the "
-        "planner ranked exactly.",
+        "planner ranked exactly; p95 / unfiltered: against the unfiltered p95 measured just before and "
+        "just after the scope's cells (their mean).",
         "\n".join(header + rows),
     ]
