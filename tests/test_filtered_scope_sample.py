@@ -115,3 +115,18 @@ def test_search_scope_names_a_narrow_ranges_ids_instead_of_null(db, scored):
     assert row is not None
     assert sorted(row[0]) == sorted(ids[range(988, 1000)].tolist())
     assert wide == (None,)  # 700 admitted: more than 50
+
+
+def test_a_scope_counted_a_little_above_the_limit_is_ranked_exactly(db, scored):
+    """Migration 048: step 2 reads a filtered scope up to 1.25 x the limit and ranks one found between
+    the limit and that exactly (its distances are already taken), where it gave up and walked: the
+    count, then the walk. A range is estimated at a third of the table (500 of 1,500), below the limit
+    (1.6 x the threshold of 320: 512), so both ranges are counted at once."""
+    vectors, ids = scored
+    statement = "select id, scope_count from match_documents(%s, 10, -1, %s, exact_scan_threshold => 320)"
+    with acting_as(db, USER):
+        inside = db.execute(statement, (vectors[100], Jsonb({"score": {"$lt": 0.58}}))).fetchall()
+        beyond = db.execute(statement, (vectors[100], Jsonb({"score": {"$lt": 0.7}}))).fetchall()
+    assert {r[1] for r in inside} == {580}  # above the limit of 512, within 640: ranked exactly
+    assert [r[0] for r in inside] == nearest(vectors, ids, vectors[100], range(580), 10)
+    assert {r[1] for r in beyond} == {None}  # 700, above 640: walked

@@ -304,14 +304,17 @@ def test_the_threshold_switches_the_plan_and_every_row_says_which_ran(tenants):
     with connect(url, autocommit=True) as conn:
         # 2,000 "zh" chunks: ranked exactly under a threshold of 5,000, by the HNSW statement under 1,000.
         # A filtered scope's limit is 1.6 x the threshold in a corpus of up to 100k chunks (migration
-        # 047), so 1,250 admits the 2,000 and 1,249 does not; hybrid_search's vector leg asks for 40
-        # neighbours, x sqrt(40 / 30) (migration 045): 1,082 admits them, 1,081 does not.
-        for function, edge in (
-            ("match_documents(%s, 10, -1, %s, ", 1250),
-            ("hybrid_search('编号5', %s, 10, filter => %s, ", 1082),
+        # 047), so 1,250 admits the 2,000 (1.6 x 1,250); hybrid_search's vector leg asks for 40
+        # neighbours, x sqrt(40 / 30) (migration 045): 1,082 admits them. A scope counted is read up
+        # to 1.25 x the limit and ranked exactly up to that (migration 048): 999 (a limit of 1,599,
+        # read up to 1,999) and 865 (1,599 too) walk whether the block sample stops the scope or the
+        # count finds it above; between those and the edges the sample decides.
+        for function, edge, beyond in (
+            ("match_documents(%s, 10, -1, %s, ", 1250, 999),
+            ("hybrid_search('编号5', %s, 10, filter => %s, ", 1082, 865),
         ):
             statement = f"select distinct scope_count from {function}exact_scan_threshold => %s)"
-            for threshold, scope_count in ((5000, 2000), (edge, 2000), (edge - 1, None), (0, None)):
+            for threshold, scope_count in ((5000, 2000), (edge, 2000), (beyond, None), (0, None)):
                 rows = conn.execute(statement, (vectors[5], Jsonb({"lang": "zh"}), threshold)).fetchall()
                 assert rows == [(scope_count,)], (function, threshold)
         # No filter and no RLS: no scope to count.
