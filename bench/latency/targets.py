@@ -15,12 +15,20 @@ takes `match_documents`' recall@10 from a `bench.latency.tune` run instead (a br
 many questions as it ran: the same measure, on more questions), for the cells it measured at the
 product's default ef_search; the table says how many questions each figure rests on.
 `hybrid_search` keeps the sweep's: tune measures its vector leg, the sweep its fused top 10.
+
+    python -m bench.latency.targets run-a.json run-b.json run-c.json
+
+Several reports of the same size: each cell's p95 / unfiltered in every run and their median, judged
+on the median (p95 bound and ratio; recall and c=8 as in the last run). On this machine a burst of
+slowness can make one 8-second cell 1.5-2 x slower than the cells measured around it: one run's
+verdict on a cell near the bound is a coin toss, the median of several is not.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +104,33 @@ def render(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_runs(runs: list[list[dict[str, Any]]]) -> str:
+    """One row per cell: p95 / unfiltered in each run, the median, and the targets judged on it."""
+    unfiltered = [{r["function"]: r["p95_ms"] for r in run if r["scope"] == "unfiltered"} for run in runs]
+    cells = {(r["scope"], r["function"]): r for r in runs[-1]}
+    lines = [
+        "| scope | function | p95 ms per run | p95 / unfiltered per run | median ratio | targets (median) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for key, last in cells.items():
+        same = [next((r for r in run if (r["scope"], r["function"]) == key), None) for run in runs]
+        present = [(r, base) for r, base in zip(same, unfiltered, strict=True) if r is not None]
+        ratios = [r["p95_ms"] / (baseline(r, base) or r["p95_ms"]) for r, base in present]
+        p95 = statistics.median(r["p95_ms"] for r, _ in present)
+        # judged on the median p95 and the median ratio (the baseline that gives it)
+        median_cell = {**last, "p95_ms": p95, "baseline_p95_ms": p95 / statistics.median(ratios)}
+        missed = verdict(median_cell, {})
+        lines.append(
+            f"| {key[0]} | `{key[1]}` | {' / '.join(str(r['p95_ms']) for r, _ in present)} "
+            f"| {' / '.join(f'{x:.2f}×' for x in ratios)} | {statistics.median(ratios):.2f}× "
+            f"| {'met' if not missed else 'missed: ' + ', '.join(missed)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("report", type=Path)
+    parser.add_argument("report", type=Path, nargs="+", help="one sweep report, or several of one size")
     parser.add_argument("--recall", type=Path, help="a bench.latency.tune report: match_documents' recall")
     parser.add_argument(
         "--recall-variant",
@@ -106,11 +138,11 @@ def main(argv: list[str] | None = None) -> None:
         help="the tune variant that is the product's default (default: %(default)s)",
     )
     args = parser.parse_args(argv)
-    records = json.loads(args.report.read_text(encoding="utf-8"))["sweep"]
+    runs = [json.loads(path.read_text(encoding="utf-8"))["sweep"] for path in args.report]
     if args.recall is not None:
         tune = json.loads(args.recall.read_text(encoding="utf-8"))
-        records = with_recall(records, tune, args.recall_variant)
-    print(render(records), end="")
+        runs = [with_recall(records, tune, args.recall_variant) for records in runs]
+    print(render(runs[0]) if len(runs) == 1 else render_runs(runs), end="")
 
 
 if __name__ == "__main__":
