@@ -125,20 +125,10 @@ as $fn$
     else format('
             select c.id, c.embedding::vector(%1$s) <=> $1::vector(%1$s) as distance
             from public.chunks c
-            where $8 and c.embedding_dims = %1$s
-              and ($27::uuid[] is null or c.collection_id = any($27))
-              -- No filter folds away: under RLS the planner may not use statistics for the
-              -- non-leakproof filter, and a low guess would make it sort a scan instead of using HNSW.
-              and ($20 = ''{}''::jsonb or c.metadata @> $20)
-              and ($21::timestamptz is null or c.document_created_at >= $21)
-              and ($22::timestamptz is null or c.document_created_at <= $22)
-              and ($23::timestamptz is null or c.document_updated_at >= $23)
-              and ($24::timestamptz is null or c.document_updated_at <= $24)
-              and ($17::jsonpath is null or jsonb_path_match(case when $19 then public.search_filter_target(
-                       c.metadata, c.document_created_at, c.document_updated_at) else c.metadata end, $17, $18))
+            where $8 and c.embedding_dims = %1$s%2$s
               and ($9::text is null or c.embedding_model = $9)
             order by c.embedding::vector(%1$s) <=> $1::vector(%1$s)
-            limit $3', dims)
+            limit $3', dims, filter_conditions)
     end,
     -- the full-text leg's rows. Without RLS the filter (or the exact scope's ids) is checked on the
     -- GIN match only (OFFSET 0 keeps the planner from pushing it down): the match is bounded by
@@ -158,7 +148,10 @@ as $fn$
                          else ' || (select string_agg(format('coalesce($13[%1$s] * ts_rank(c.fts, $12[%1$s]), 0)', i),
                                                       ' + ' order by i)
                                     from generate_series(1, 16) as i) || ' end')
-    -- the filter and the narrowing, checked on the full-text leg's rows without RLS
+    -- the filter and the narrowing: on the HNSW walk's rows, and on the full-text leg's without RLS
+    -- (one text since migration 049). No condition folds away on the walk: under RLS the planner may
+    -- not use statistics for the non-leakproof filter, and a low guess would make it sort a scan
+    -- instead of using HNSW.
     from (select '
               and ($27::uuid[] is null or c.collection_id = any($27))
               and ($20 = ''{}''::jsonb or c.metadata @> $20)

@@ -32,6 +32,7 @@
 -- to the coordinator (above). Migration 046 passes the single node's statement the scope's size as
 -- $28 and its ids ($16) up to 1,000 only (above that, without RLS, the filter is checked on the match):
 -- here $28 is the visible matches and scope_count is cardinality($16), every counted scope's ids.
+-- Migration 049 writes the single node's filter conditions once for both legs (the same statement).
 set search_path = public, extensions;
 
 create or replace function public.hybrid_search_query(
