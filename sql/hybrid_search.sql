@@ -209,6 +209,12 @@ begin
                                       compiled.created_until, compiled.updated_from, compiled.updated_until,
                                       collections) s;
         exact := scope_count is not null;
+        -- Without a query vector search_scope_scan returns every counted id (search_scope() reads
+        -- them); the full-text leg reads ids by key up to 1,000 only, its match first above (migration
+        -- 033): above 1,000 it gets none (migration 050; 046-049 read up to the threshold's by key).
+        if cardinality(scope_ids) > 1000 then
+            scope_ids := null;
+        end if;
     end if;
     perform set_config('hnsw.ef_search', greatest(
         -- a scope (a filter, or the policies' public + own) leaves fewer neighbours to find: a wider beam

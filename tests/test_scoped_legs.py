@@ -10,6 +10,7 @@ match_documents does (the walk's cost grows with the neighbours asked for).
 from __future__ import annotations
 
 import re
+import time
 import uuid
 
 import numpy as np
@@ -247,3 +248,39 @@ def test_the_full_text_score_is_written_out_for_the_querys_terms(narrow, terms):
     assert ("SubPlan" in plan) is (terms > 16), plan
     if terms <= 16:  # one ts_rank per term, each with its constant (the node outputs repeat them)
         assert len(set(re.findall(r"ts_rank\(c\w*\.fts, ([^)]*)\)", plan))) == terms, plan
+
+
+def _chunk_rows_read(watcher: psycopg.Connection) -> int:
+    """Rows of chunks read so far, by sequential scans and through indexes."""
+    watcher.execute("select pg_stat_clear_snapshot()")
+    row = watcher.execute(
+        "select seq_tup_read + coalesce(idx_tup_fetch, 0) from pg_stat_user_tables where relname = 'chunks'"
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_text_only_search_of_a_large_scope_reads_its_match_not_every_id(narrow):
+    """Without a query vector search_scope_scan returns every counted id (search_scope() reads them),
+    and the full-text leg tests `fts @@` on each id it is given: above 1,000 hybrid_search passes it
+    none, so it reads its match first (migration 050), as with a vector. The other user's 5,800 chunks,
+    searched for two terms that are in one chunk each: the leg reads a few rows, not the 5,800 (by key,
+    or on a table this small a sequential scan of it)."""
+    url, _ = narrow
+    statement = (
+        "select id, scope_count from hybrid_search('编号7 编号4000', null, 10, semantic_weight => 0, "
+        "exact_scan_threshold => 100000)"
+    )
+    with connect(url, autocommit=True) as watcher, connect(url, autocommit=True) as conn:
+        before = _chunk_rows_read(watcher)
+        with acting_as(conn, OTHER):
+            rows = conn.execute(statement).fetchall()
+        conn.execute("select pg_stat_force_next_flush()")
+        deadline = time.monotonic() + 5
+        while (after := _chunk_rows_read(watcher)) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert {r[1] for r in rows} == {CHUNKS - OWN}  # counted: ranked exactly
+    assert rows, "the two chunks holding the terms"
+    # the scope's count reads the table once (search_scope_scan, 6,000 rows here); the leg adds the
+    # few rows of its match, where reading the ids added 5,800 more
+    assert after - before < CHUNKS + 1000, f"{after - before} rows of chunks read"
