@@ -8,7 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -204,13 +204,27 @@ def chunk_index_scans(watcher: psycopg.Connection) -> dict[str, int]:
     return {**dict(rows), "seq": seq["chunks"], "copy_seq": seq.get("chunk_scope_vectors", 0)}
 
 
+T = TypeVar("T")
+
+
 def chunk_index_scans_after(
     conn: psycopg.Connection, watcher: psycopg.Connection, before: dict[str, int]
 ) -> dict[str, int]:
     """The counts once `conn` has flushed what it did since `before` (its next statement ends a
     transaction; the flush is waited for, at most 5 s)."""
+    return statistics_after(conn, watcher, chunk_index_scans, before)
+
+
+def statistics_after(
+    conn: psycopg.Connection,
+    watcher: psycopg.Connection,
+    read: Callable[[psycopg.Connection], T],
+    before: T,
+) -> T:
+    """`read(watcher)` once `conn` has flushed its statistics since `before` was read (its next
+    statement ends a transaction; the flush is waited for, at most 5 s)."""
     conn.execute("select pg_stat_force_next_flush()")
     deadline = time.monotonic() + 5
-    while (after := chunk_index_scans(watcher)) == before and time.monotonic() < deadline:
+    while (after := read(watcher)) == before and time.monotonic() < deadline:
         time.sleep(0.05)
     return after

@@ -10,7 +10,6 @@ match_documents does (the walk's cost grows with the neighbours asked for).
 from __future__ import annotations
 
 import re
-import time
 import uuid
 
 import numpy as np
@@ -29,6 +28,7 @@ from tests.factories import (
     chunk_index_scans_after,
     copy_random_chunks,
     insert_document,
+    statistics_after,
 )
 
 USER = user_identity(uuid.UUID(int=3301))
@@ -275,10 +275,7 @@ def test_a_text_only_search_of_a_large_scope_reads_its_match_not_every_id(narrow
         before = _chunk_rows_read(watcher)
         with acting_as(conn, OTHER):
             rows = conn.execute(statement).fetchall()
-        conn.execute("select pg_stat_force_next_flush()")
-        deadline = time.monotonic() + 5
-        while (after := _chunk_rows_read(watcher)) == before and time.monotonic() < deadline:
-            time.sleep(0.05)
+        after = statistics_after(conn, watcher, _chunk_rows_read, before)
     assert {r[1] for r in rows} == {CHUNKS - OWN}  # counted: ranked exactly
     assert rows, "the two chunks holding the terms"
     # the scope's count reads the table once (search_scope_scan, 6,000 rows here); the leg adds the
