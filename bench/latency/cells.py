@@ -2,7 +2,9 @@
 
 Every worker opens its client, runs a couple of unrecorded warm-up queries, waits for the others at
 a barrier, then loops over the shared query list until the cell's deadline or query budget. A cell
-reports p50/p95/p99 latency and QPS (completed queries / wall time of the measured window).
+reports p50/p95/p99 latency and QPS (completed queries / wall time of the measured window), and where
+the machine's processor time went in that window: the cores busy (/proc/stat) and the share of it this
+process — the client — spent, per query (the rest is the server's, and anything else running).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bench.common.synthetic import Query
 from bench.latency.server import BENCH_SERVICE_KEY
 
 RARE_FILTER = {"bucket": "rare"}
+CPU_KEYS = ("busy_cores", "client_cpu_ms", "server_cpu_ms")  # CellResult.summary()'s processor time
 WARMUP_QUERIES = 1
 
 Runner = Callable[[Query], Any]
@@ -49,10 +52,21 @@ class CellResult:
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     stages: list[dict[str, float]] = field(default_factory=list)  # server-side stage times, when known
+    client_cpu_seconds: float | None = None  # this process's processor time in the window
+    busy_cpu_seconds: float | None = None  # the machine's, every core (None without /proc/stat)
 
     def summary(self) -> dict[str, Any]:
         lat = np.array(self.latencies_ms) if self.latencies_ms else np.array([np.nan])
         p50, p95, p99 = (float(np.percentile(lat, q)) for q in (50, 95, 99))
+        n = len(self.latencies_ms)
+        cpu: dict[str, float | None] = dict.fromkeys(CPU_KEYS)
+        if self.busy_cpu_seconds is not None and self.client_cpu_seconds is not None and n:
+            busy, client = self.busy_cpu_seconds, self.client_cpu_seconds
+            cpu = {
+                "busy_cores": round(busy / self.wall_seconds, 2) if self.wall_seconds else None,
+                "client_cpu_ms": round(client * 1000 / n, 3),
+                "server_cpu_ms": round(max(busy - client, 0.0) * 1000 / n, 3),
+            }
         return {
             "case": self.case,
             "filter": "bucket=rare" if self.filtered else None,
@@ -68,6 +82,9 @@ class CellResult:
             "first_error": self.first_error,
             "loadavg_before": [round(x, 2) for x in self.load_before],
             "loadavg_after": [round(x, 2) for x in self.load_after],
+            # processor time per completed query, in the measured window: the client's (this process)
+            # and the rest of the machine's (the server's); busy_cores of os.cpu_count()
+            **cpu,
             "server_stage_p50_ms": {
                 k: round(float(np.median([s[k] for s in self.stages if k in s])), 2)
                 for k in dict.fromkeys(k for s in self.stages for k in s)
@@ -90,9 +107,10 @@ def run_cell(
     result = CellResult(case, filtered, concurrency)
     counter = itertools.count()
     lock = threading.Lock()
-    window: dict[str, float] = {}
+    window: dict[str, Any] = {}
 
     def open_window() -> None:  # run by the last worker to reach the barrier, before any is released
+        window["cpu"], window["busy"] = time.process_time(), busy_cpu_seconds()
         window["start"] = time.perf_counter()
         window["deadline"] = window["start"] + seconds
 
@@ -141,8 +159,27 @@ def run_cell(
         t.join()
     if "start" in window:
         result.wall_seconds = window.get("last", window["start"]) - window["start"]
+        busy = busy_cpu_seconds()
+        result.client_cpu_seconds = time.process_time() - window["cpu"]
+        if busy is not None and window["busy"] is not None:
+            result.busy_cpu_seconds = busy - window["busy"]
     result.load_after = os.getloadavg()
     return result
+
+
+def busy_cpu_seconds(stat: str = "/proc/stat") -> float | None:
+    """Processor time every core of the machine has spent busy since boot (all but idle and iowait), or
+    None where there is no /proc/stat."""
+    try:
+        with open(stat, encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is already counted in user)
+    ticks = [int(x) for x in fields[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def _record_error(result: CellResult, lock: threading.Lock, exc: Exception) -> None:

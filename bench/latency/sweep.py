@@ -37,7 +37,7 @@ from backend.db.connection import connect
 from backend.retrieval.params import HYBRID, MATCH, HybridParams
 from bench.common import log
 from bench.common.synthetic import PUBLIC_SHARE, TENANT_SHARES, Query, tenant_id
-from bench.latency.cells import CellResult, RunnerFactory, run_cell, sql_runner
+from bench.latency.cells import CPU_KEYS, CellResult, RunnerFactory, run_cell, sql_runner
 from bench.latency.collections import (
     COLLECTION_SHARES,
     MEMBER_OF_20,
@@ -280,6 +280,7 @@ def run_sweep(
                 ).summary()
                 wider.update(
                     {f"qps_c{c}": more["qps"], f"p95_ms_c{c}": more["p95_ms"], f"errors_c{c}": more["errors"]}
+                    | {f"{k}_c{c}": more[k] for k in CPU_KEYS}
                 )
             # the exact truth of a scope of 200k+ chunks costs seconds per question (1M: ~10 s): half
             truth_queries = recall_queries if count <= 200_000 else max(5, recall_queries // 2)
@@ -301,6 +302,7 @@ def run_sweep(
                 "errors": s["errors"],
                 "first_error": s["first_error"],
                 "qps": s["qps"],
+                **{k: s[k] for k in CPU_KEYS},
                 **io,
                 **wider,
                 "loadavg_after": s["loadavg_after"],

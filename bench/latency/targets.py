@@ -11,9 +11,10 @@ has it, else the unfiltered cell's own.
 
 The sweep measures recall on its --sweep-recall-queries questions a cell (20 in the documented runs),
 where one question that the walk loses moves it by 0.05. `--recall bench/results/tune-<size>-<label>.json`
-takes `match_documents`' recall@10 from a `bench.latency.tune` run instead (a brute-force truth, as
-many questions as it ran: the same measure, on more questions), for the cells it measured at the
-product's default ef_search; the table says how many questions each figure rests on.
+(one or more reports; where two measured a cell, the later one given counts) takes `match_documents`'
+recall@10 from a `bench.latency.tune` run instead (a brute-force truth, as many questions as it ran:
+the same measure, on more questions), for the cells it measured at the product's default ef_search;
+the table says how many questions each figure rests on.
 `hybrid_search` keeps the sweep's: tune measures its vector leg, the sweep its fused top 10.
 
     python -m bench.latency.targets run-a.json run-b.json run-c.json
@@ -57,8 +58,17 @@ def verdict(r: dict[str, Any], unfiltered_p95: dict[str, float]) -> list[str]:
     if r.get("recall_at_10") is not None and r["recall_at_10"] < 0.95:
         missed.append("recall < 0.95")
     if r.get("qps") and r.get("qps_c8") and r["qps_c8"] < 1.7 * r["qps"]:
-        missed.append(f"c=8 {r['qps_c8'] / r['qps']:.2f}× c=1")
+        missed.append(f"c=8 {r['qps_c8'] / r['qps']:.2f}× c=1{cores(r)}")
     return missed
+
+
+def cores(r: dict[str, Any]) -> str:
+    """Where the processor time went at c=8, when the sweep measured it: the cores busy and the client's
+    share of each query's time (the client runs on the same machine as the server)."""
+    busy, client, server = (r.get(f"{k}_c8") for k in ("busy_cores", "client_cpu_ms", "server_cpu_ms"))
+    if busy is None or client is None or server is None:
+        return ""
+    return f" ({busy:.1f} cores busy; client {client:.2f} + server {server:.2f} ms CPU a query)"
 
 
 def with_recall(records: list[dict[str, Any]], tune: dict[str, Any], variant: str) -> list[dict[str, Any]]:
@@ -131,7 +141,13 @@ def render_runs(runs: list[list[dict[str, Any]]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", type=Path, nargs="+", help="one sweep report, or several of one size")
-    parser.add_argument("--recall", type=Path, help="a bench.latency.tune report: match_documents' recall")
+    parser.add_argument(
+        "--recall",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="bench.latency.tune reports: match_documents' recall (a later report's cell wins)",
+    )
     parser.add_argument(
         "--recall-variant",
         default=f"ef={bench_settings().rag_hnsw_ef_search}",
@@ -139,8 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     runs = [json.loads(path.read_text(encoding="utf-8"))["sweep"] for path in args.report]
-    if args.recall is not None:
-        tune = json.loads(args.recall.read_text(encoding="utf-8"))
+    for path in args.recall:
+        tune = json.loads(path.read_text(encoding="utf-8"))
         runs = [with_recall(records, tune, args.recall_variant) for records in runs]
     print(render(runs[0]) if len(runs) == 1 else render_runs(runs), end="")
 
