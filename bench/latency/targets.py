@@ -14,8 +14,9 @@ where one question that the walk loses moves it by 0.05. `--recall bench/results
 (one or more reports; where two measured a cell, the later one given counts) takes `match_documents`'
 recall@10 from a `bench.latency.tune` run instead (a brute-force truth, as many questions as it ran:
 the same measure, on more questions), for the cells it measured at the product's default ef_search;
-the table says how many questions each figure rests on.
-`hybrid_search` keeps the sweep's: tune measures its vector leg, the sweep its fused top 10.
+the table says how many questions each figure rests on. Tune measures `hybrid_search`'s vector leg, the
+sweep its fused top 10: a `bench.latency.recall` report (the sweep's measure on more questions) gives
+both functions'.
 
     python -m bench.latency.targets run-a.json run-b.json run-c.json
 
@@ -72,17 +73,19 @@ def cores(r: dict[str, Any]) -> str:
 
 
 def with_recall(records: list[dict[str, Any]], tune: dict[str, Any], variant: str) -> list[dict[str, Any]]:
-    """The sweep's records, match_documents' recall taken from a tune run's `variant` where it has one."""
+    """The sweep's records, recall taken from a report of more questions where it has the cell at
+    `variant`: a tune report's match_documents (its vector leg is not hybrid_search's fused top 10),
+    a bench.latency.recall report's both functions (the sweep's own measure)."""
     better = {
-        r["scope"]: r
+        (r["scope"], r["function"]): r
         for r in tune["records"]
-        if r["function"] == "match_documents"
+        if (r["function"] == "match_documents" or r.get("truth") == "exact plan")
         and r["variant"] == variant
         and r.get("recall_at_10") is not None
     }
     out = []
     for r in records:
-        t = better.get(r["scope"]) if r["function"] == "match_documents" else None
+        t = better.get((r["scope"], r["function"]))
         if t is not None:
             r = {**r, "recall_at_10": t["recall_at_10"], "recall_queries": t["recall_queries"]}
         out.append(r)
@@ -146,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         nargs="+",
         default=[],
-        help="bench.latency.tune reports: match_documents' recall (a later report's cell wins)",
+        help="bench.latency.tune or bench.latency.recall reports (a later report's cell wins)",
     )
     parser.add_argument(
         "--recall-variant",
