@@ -72,7 +72,12 @@ class DatabaseSettings(BaseModel):
         "background so the first searches do not read them from disk (backend/db/prewarm.py).",
     )
     db_pool_min_size: int = Field(default=1, ge=1)
-    db_pool_max_size: int = Field(default=10, ge=1)
+    db_pool_max_size: int = Field(
+        default=10,
+        ge=1,
+        description="Connections this process keeps at most. On a database of few cores, about its cores + 1 "
+        "serves more searches a second than more connections would (docs/scaling.md, 'Connections').",
+    )
     db_statement_timeout_ms: int = Field(default=30_000, ge=0)
     auto_migrate: bool | None = Field(
         default=None,
