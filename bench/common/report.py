@@ -76,3 +76,17 @@ def write_json(path: Path, payload: object) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     tmp.replace(path)
+
+
+def write_records(
+    run: dict[str, Any], args: Any, prefix: str, records: list[dict[str, Any]], markdown: str
+) -> None:
+    """A measuring command's report: <prefix>-<size>[-label].json (run_record, the arguments and the
+    records) and .md (the table, also printed), in args.out_dir."""
+    base = args.out_dir / f"{prefix}-{args.size}{'-' + args.label if args.label else ''}"
+    write_json(
+        base.with_suffix(".json"),
+        {**run, "args": vars(args) | {"out_dir": str(args.out_dir)}, "records": records},
+    )
+    base.with_suffix(".md").write_text(markdown, encoding="utf-8")
+    print(markdown, end="", flush=True)

@@ -27,7 +27,7 @@ from backend.db.repositories import retrieval as retrieval_repo
 from backend.retrieval.params import HYBRID, MATCH, HybridParams
 from bench.common import RESULTS_DIR, log
 from bench.common.db import bench_server, with_database
-from bench.common.report import run_record, write_json
+from bench.common.report import run_record, write_records
 from bench.common.synthetic import Query, SentencePool, load_queries
 from bench.latency import load as bulk_load
 from bench.latency.cells import CPU_KEYS, RunnerFactory, run_cell, sql_runner
@@ -146,13 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     run = run_record("bench.latency.pool")
     records = measure(args)
-    base = args.out_dir / f"pool-{args.size}{'-' + args.label if args.label else ''}"
-    write_json(
-        base.with_suffix(".json"),
-        {**run, "args": vars(args) | {"out_dir": str(args.out_dir)}, "records": records},
-    )
-    base.with_suffix(".md").write_text(render(records), encoding="utf-8")
-    print(render(records), end="", flush=True)
+    write_records(run, args, "pool", records, render(records))
 
 
 if __name__ == "__main__":

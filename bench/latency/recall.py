@@ -25,7 +25,7 @@ from backend.db.ship_sql import apply_sql_folder
 from backend.retrieval.params import HYBRID, MATCH
 from bench.common import RESULTS_DIR, log
 from bench.common.db import bench_server, with_database
-from bench.common.report import run_record, write_json
+from bench.common.report import run_record, write_records
 from bench.common.synthetic import SentencePool, load_queries
 from bench.latency import load as bulk_load
 from bench.latency.server import latency_settings
@@ -100,13 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     run = run_record("bench.latency.recall")
     records = measure(args)
-    base = args.out_dir / f"recall-{args.size}{'-' + args.label if args.label else ''}"
-    write_json(
-        base.with_suffix(".json"),
-        {**run, "args": vars(args) | {"out_dir": str(args.out_dir)}, "records": records},
-    )
-    base.with_suffix(".md").write_text(render(records), encoding="utf-8")
-    print(render(records), end="", flush=True)
+    write_records(run, args, "recall", records, render(records))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from backend.db.ship_sql import apply_sql_folder
 from backend.retrieval.params import HYBRID, MATCH, HybridParams
 from bench.common import RESULTS_DIR, log
 from bench.common.db import admin, bench_server, with_database
-from bench.common.report import run_record, write_json
+from bench.common.report import run_record, write_records
 from bench.common.synthetic import SentencePool, load_queries
 from bench.latency import load as bulk_load
 from bench.latency.cells import sql_runner
@@ -237,13 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     run = run_record("bench.latency.tune")
     records = measure(args)
-    base = args.out_dir / f"tune-{args.size}{'-' + args.label if args.label else ''}"
-    write_json(
-        base.with_suffix(".json"),
-        {**run, "args": vars(args) | {"out_dir": str(args.out_dir)}, "records": records},
-    )
-    base.with_suffix(".md").write_text(render(records), encoding="utf-8")
-    print(render(records), flush=True)
+    write_records(run, args, "tune", records, render(records))
 
 
 if __name__ == "__main__":
