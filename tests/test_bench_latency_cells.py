@@ -7,9 +7,13 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
 import pytest
 
+from bench.common.synthetic import Query
 from bench.latency.cells import busy_cpu_seconds, run_cell
+
+QUESTION = Query("q", "q", "q", "en", "none", np.zeros(3))
 
 
 def _factory(run):
@@ -30,7 +34,7 @@ def _wait(_query) -> None:  # 3 ms of waiting, as for a server's answer
 def test_a_cell_counts_the_clients_processor_time_apart_from_waiting():
     s, w = (
         run_cell(
-            "x", _factory(run), ["q"], filtered=False, concurrency=1, seconds=0.4, max_queries=10_000
+            "x", _factory(run), [QUESTION], filtered=False, concurrency=1, seconds=0.4, max_queries=10_000
         ).summary()
         for run in (_spin, _wait)
     )

@@ -72,7 +72,11 @@ def test_the_command_line_takes_several_recall_reports(tmp_path, capsys):
     report.write_text(json.dumps({"sweep": [_cell("unfiltered", "match_documents")]}), encoding="utf-8")
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     for path, value in ((first, 0.93), (second, 0.96)):
-        record = {"scope": "unfiltered", "function": "match_documents", "variant": "ef=200"}
+        record: dict[str, object] = {
+            "scope": "unfiltered",
+            "function": "match_documents",
+            "variant": "ef=200",
+        }
         record |= {"recall_at_10": value, "recall_queries": 400}
         path.write_text(json.dumps({"records": [record]}), encoding="utf-8")
     targets.main([str(report), "--recall", str(first), str(second), "--recall-variant", "ef=200"])
