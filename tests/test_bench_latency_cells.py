@@ -40,7 +40,7 @@ def test_a_cell_counts_the_clients_processor_time_apart_from_waiting():
     )
     assert s["queries"] > 20
     assert w["queries"] > 20
-    assert 2.5 <= s["client_cpu_ms"] <= 4.5  # the 3 ms a query spun, and a little bookkeeping
+    assert 2.5 <= s["client_cpu_ms"] <= 6.0  # the 3 ms a query spun, and the loop's bookkeeping
     assert s["busy_cores"] >= 0.7  # one core kept busy by the client
     assert w["client_cpu_ms"] < 1.0  # sleeping costs the client next to nothing
 
