@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import psycopg
 
 from backend.auth.identity import Identity
 from backend.config import Settings
@@ -191,21 +192,18 @@ def _record_error(result: CellResult, lock: threading.Lock, exc: Exception) -> N
 # --- the runners ------------------------------------------------------------------------------------
 
 
-def sql_runner(
-    url: str,
+def product_call(
     settings: Settings,
     model: str,
     case: str,
-    filtered: bool,
-    identity: Identity | None = None,
+    filtered: bool = False,
     tree: dict[str, Any] | None = None,
     params: HybridParams | None = None,
     collections: list[uuid.UUID] | None = None,
-) -> RunnerFactory:
-    """A factory of (run, close) pairs calling the product's repository functions on own connections.
+) -> Callable[[psycopg.Connection, Query], Any]:
+    """(conn, question) -> rows: the product's repository function for `case` on a connection given,
+    with the prefetch size, filter, model, parameters and narrowing a search passes.
 
-    identity None: as the tables' owner (no row-level security). An identity: each call in its own
-    transaction as that user, exactly as the API runs it (backend.db.identity), so RLS applies.
     tree: a filter other than RARE_FILTER (filtered is then ignored). params: other than the settings'.
     collections: narrow every call to these team collections (issue 27).
     """
@@ -217,22 +215,42 @@ def sql_runner(
         "collections": collections,
     }
 
+    def call(conn: psycopg.Connection, q: Query) -> Any:
+        if case == HYBRID:
+            return retrieval_repo.hybrid_search(conn, query_text=q.terms, query_embedding=q.vector, **common)
+        return retrieval_repo.match_documents(conn, query_embedding=q.vector, **common)
+
+    return call
+
+
+def sql_runner(
+    url: str,
+    settings: Settings,
+    model: str,
+    case: str,
+    filtered: bool,
+    identity: Identity | None = None,
+    tree: dict[str, Any] | None = None,
+    params: HybridParams | None = None,
+    collections: list[uuid.UUID] | None = None,
+) -> RunnerFactory:
+    """A factory of (run, close) pairs calling the product's repository functions (product_call) on own
+    connections.
+
+    identity None: as the tables' owner (no row-level security). An identity: each call in its own
+    transaction as that user, exactly as the API runs it (backend.db.identity), so RLS applies.
+    """
+    call = product_call(settings, model, case, filtered, tree, params, collections)
+
     def open_runner() -> tuple[Runner, Callable[[], None]]:
         conn = connect(url, autocommit=True)
 
-        def call(q: Query) -> Any:
-            if case == HYBRID:
-                return retrieval_repo.hybrid_search(
-                    conn, query_text=q.terms, query_embedding=q.vector, **common
-                )
-            return retrieval_repo.match_documents(conn, query_embedding=q.vector, **common)
-
         def run(q: Query) -> Any:
             if identity is None:
-                return call(q)
+                return call(conn, q)
             with conn.transaction():
                 apply_identity(conn, identity, statement_timeout_ms=settings.db_statement_timeout_ms)
-                return call(q)
+                return call(conn, q)
 
         return run, conn.close
 

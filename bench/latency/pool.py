@@ -23,14 +23,13 @@ from typing import Any
 import numpy as np
 
 from backend.db.connection import create_pool
-from backend.db.repositories import retrieval as retrieval_repo
-from backend.retrieval.params import HYBRID, MATCH, HybridParams
+from backend.retrieval.params import HYBRID, MATCH
 from bench.common import RESULTS_DIR, log
 from bench.common.db import bench_server, with_database
 from bench.common.report import run_record, write_records
 from bench.common.synthetic import Query, SentencePool, load_queries
 from bench.latency import load as bulk_load
-from bench.latency.cells import CPU_KEYS, RunnerFactory, run_cell, sql_runner
+from bench.latency.cells import CPU_KEYS, RunnerFactory, product_call, run_cell, sql_runner
 from bench.latency.server import latency_settings
 from bench.latency.tune import MODEL
 
@@ -57,16 +56,11 @@ def pooled(url: str, size: int, function: str) -> tuple[RunnerFactory, Callable[
     """A runner factory whose runners share one pool of `size` connections, and the pool's close."""
     settings = latency_settings()
     pool = create_pool(url, settings.model_copy(update={"db_pool_min_size": size, "db_pool_max_size": size}))
-    params = HybridParams.from_settings(settings)
-    common: dict[str, Any] = {"match_count": settings.rag_prefetch_k, "filter": {}, "embedding_model": MODEL}
+    call = product_call(settings, MODEL, function)
 
     def run(q: Query) -> Any:
         with pool.connection() as conn:
-            if function == HYBRID:
-                return retrieval_repo.hybrid_search(
-                    conn, query_text=q.terms, query_embedding=q.vector, params=params, **common
-                )
-            return retrieval_repo.match_documents(conn, query_embedding=q.vector, params=params, **common)
+            return call(conn, q)
 
     return (lambda: (run, lambda: None)), pool.close
 
